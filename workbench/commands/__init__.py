@@ -1,0 +1,1 @@
+"""CLI subcommand modules (see workbench/cli.py)."""

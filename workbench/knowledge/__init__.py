@@ -1,0 +1,1 @@
+"""Passages, retrievers (BM25, dense, hybrid) and the knowledge graph."""

@@ -1,0 +1,165 @@
+"""The one interface every LLM backend implements, and its result types."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+from ..scoring import TokenScores, score_tokens
+
+Message = dict[str, str]   # {"role": "system"|"user"|"assistant", "content": str}
+
+
+class LLMError(Exception):
+    """A backend problem with a message that names the cause and the fix."""
+
+
+class ModelFileError(LLMError):
+    pass
+
+
+class ContextOverflowError(LLMError):
+    def __init__(self, prompt_tokens: int, max_tokens: int, n_ctx: int):
+        self.prompt_tokens, self.max_tokens, self.n_ctx = prompt_tokens, max_tokens, n_ctx
+        super().__init__(
+            f"Prompt is {prompt_tokens} tokens and {max_tokens} more were requested, but the "
+            f"model context (n_ctx) is {n_ctx}. Raise n_ctx (Settings or --n-ctx), lower "
+            f"max_tokens, or retrieve fewer/shorter passages."
+        )
+
+
+class BackendUnavailableError(LLMError):
+    pass
+
+
+class GrammarError(LLMError):
+    pass
+
+
+@dataclass
+class GenParams:
+    max_tokens: int = 128
+    temperature: float = 0.0       # 0 = greedy
+    top_p: float = 0.95
+    top_k: int = 40
+    seed: int | None = None
+    stop: list[str] = field(default_factory=list)
+    grammar: str | None = None     # GBNF text
+    json_schema: dict[str, Any] | None = None
+    chat: bool = True              # apply the model's chat template to messages
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Token:
+    id: int
+    piece: str
+    logprob: float | None
+    entropy: float | None = None
+
+
+@dataclass
+class Completion:
+    text: str
+    tokens: list[Token]
+    prompt: str                    # the exact text the model saw
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+    finish_reason: str             # "stop" | "length" | "grammar" | "error"
+    model: str
+    params: dict[str, Any]
+    logprobs_available: bool = True
+    prompt_eval_ms: float | None = None
+    cached_prompt_tokens: int = 0
+
+    @property
+    def logprobs(self) -> list[float]:
+        return [t.logprob for t in self.tokens if t.logprob is not None]
+
+    def scores(self) -> TokenScores:
+        return score_tokens(self.logprobs, [t.entropy for t in self.tokens])
+
+    def json(self) -> Any:
+        """Parse the text as JSON (raises ValueError with the text on failure)."""
+        try:
+            return json.loads(self.text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"model output is not valid JSON ({e}): {self.text[:200]!r}") from e
+
+    def to_record(self) -> dict[str, Any]:
+        """The payload stored in an ``llm_call`` event."""
+        return {
+            "prompt": self.prompt, "output": self.text,
+            "tokens": [[t.id, t.piece, t.logprob, t.entropy] for t in self.tokens],
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "latency_ms": round(self.latency_ms, 3), "finish_reason": self.finish_reason,
+            "model": self.model, "params": self.params,
+            "logprobs_available": self.logprobs_available,
+            "prompt_eval_ms": self.prompt_eval_ms,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
+            "scores": self.scores().to_dict(),
+        }
+
+
+@dataclass
+class ScoredText:
+    """Log-probabilities of a given continuation under a context."""
+    context: str
+    continuation: str
+    tokens: list[Token]
+    latency_ms: float
+
+    @property
+    def logprobs(self) -> list[float]:
+        return [t.logprob for t in self.tokens if t.logprob is not None]
+
+    def scores(self) -> TokenScores:
+        return score_tokens(self.logprobs, [t.entropy for t in self.tokens])
+
+
+@dataclass
+class ModelInfo:
+    name: str
+    path: str = ""
+    backend: str = ""
+    quantization: str = ""
+    n_ctx_train: int | None = None
+    n_ctx: int | None = None
+    size_bytes: int | None = None
+    sha256: str = ""
+    n_gpu_layers: int = 0
+    chat_template: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@runtime_checkable
+class LLMBackend(Protocol):
+    info: ModelInfo
+
+    def generate(self, messages: Sequence[Message] | str,
+                 params: GenParams | None = None) -> Completion:
+        """Generate from chat messages (template applied) or a plain prompt string."""
+
+    def score(self, context: Sequence[Message] | str, continuation: str) -> ScoredText:
+        """Log-probabilities of ``continuation`` following ``context`` (teacher-forced)."""
+
+    def count_tokens(self, text: str) -> int:
+        ...
+
+
+def messages_to_plain(messages: Sequence[Message] | str) -> str:
+    """Fallback rendering of chat messages for models without a chat template."""
+    if isinstance(messages, str):
+        return messages
+    parts = []
+    for m in messages:
+        role = m.get("role", "user")
+        label = {"system": "", "user": "Question: ", "assistant": "Answer: "}.get(role, "")
+        parts.append(f"{label}{m.get('content', '')}".strip())
+    return "\n\n".join(parts) + "\nAnswer:"

@@ -1,0 +1,133 @@
+"""The same interface over an OpenAI-compatible HTTP server (llama.cpp server, vLLM).
+
+Logprobs are requested and used when the server returns them; otherwise the
+completion says ``logprobs_available=False`` and scores show as not available.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import requests
+
+from .base import (BackendUnavailableError, Completion, ContextOverflowError, GenParams,
+                   LLMError, Message, ModelInfo, ScoredText, Token, messages_to_plain)
+from ..scoring import entropy_from_top
+
+
+class OpenAICompatBackend:
+    def __init__(self, base_url: str, model: str = "", *, api_key: str = "", timeout: float = 120.0,
+                 n_ctx: int | None = None):
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout = timeout
+        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.info = ModelInfo(name=model or "server-default", path=self.base_url,
+                              backend="openai_compat", n_ctx=n_ctx, sha256=f"server:{model}")
+
+    def _post(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
+        url = f"{self.base_url}/{route}"
+        try:
+            r = requests.post(url, json=body, headers=self.headers, timeout=self.timeout)
+        except requests.ConnectionError as e:
+            raise BackendUnavailableError(
+                f"Cannot reach the OpenAI-compatible server at {self.base_url} ({e.__class__.__name__}). "
+                f"Start the server (e.g. `python -m llama_cpp.server --model M.gguf` or vLLM) or fix "
+                f"the server URL in Settings.") from e
+        except requests.Timeout as e:
+            raise BackendUnavailableError(
+                f"The server at {self.base_url} did not answer within {self.timeout:.0f} s. Check "
+                f"that it is not overloaded, or raise the timeout.") from e
+        if r.status_code >= 400:
+            text = r.text[:500]
+            if "context" in text.lower() and ("length" in text.lower() or "exceed" in text.lower()):
+                raise ContextOverflowError(-1, body.get("max_tokens", 0), self.info.n_ctx or -1)
+            raise LLMError(f"The server at {url} answered HTTP {r.status_code}: {text}")
+        try:
+            return r.json()
+        except ValueError as e:
+            raise LLMError(f"The server at {url} did not return JSON: {r.text[:200]!r}") from e
+
+    def _body(self, params: GenParams) -> dict[str, Any]:
+        body: dict[str, Any] = {"max_tokens": params.max_tokens, "temperature": params.temperature,
+                                "top_p": params.top_p, "stop": params.stop or None}
+        if self.model:
+            body["model"] = self.model
+        if params.seed is not None:
+            body["seed"] = params.seed
+        if params.top_k:
+            body["top_k"] = params.top_k          # llama.cpp server and vLLM accept it
+        if params.json_schema is not None:
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": "output", "schema": params.json_schema}}
+        elif params.grammar:
+            body["grammar"] = params.grammar      # llama.cpp server
+            body["guided_grammar"] = params.grammar   # vLLM
+        return body
+
+    def generate(self, messages: Sequence[Message] | str,
+                 params: GenParams | None = None) -> Completion:
+        params = params or GenParams()
+        body = self._body(params)
+        t0 = time.perf_counter()
+        if isinstance(messages, str) or not params.chat:
+            prompt = messages_to_plain(messages)
+            body.update(prompt=prompt, logprobs=5)
+            data = self._post("completions", body)
+            choice = data["choices"][0]
+            text = choice.get("text", "")
+            tokens = self._tokens_completion(choice.get("logprobs"))
+        else:
+            prompt = "\n".join(f"<{m['role']}> {m['content']}" for m in messages)
+            body.update(messages=list(messages), logprobs=True, top_logprobs=5)
+            data = self._post("chat/completions", body)
+            choice = data["choices"][0]
+            text = (choice.get("message") or {}).get("content") or ""
+            tokens = self._tokens_chat(choice.get("logprobs"))
+        usage = data.get("usage") or {}
+        return Completion(
+            text=text, tokens=tokens or [], prompt=prompt,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", len(tokens or []))),
+            latency_ms=(time.perf_counter() - t0) * 1000.0,
+            finish_reason=choice.get("finish_reason") or "stop", model=data.get("model", self.model),
+            params=params.to_dict(), logprobs_available=tokens is not None)
+
+    @staticmethod
+    def _tokens_chat(lp: dict[str, Any] | None) -> list[Token] | None:
+        if not lp or not lp.get("content"):
+            return None
+        out = []
+        for i, c in enumerate(lp["content"]):
+            tops = [t["logprob"] for t in c.get("top_logprobs") or [] if t.get("logprob") is not None]
+            out.append(Token(i, c.get("token", ""), c.get("logprob"),
+                             entropy_from_top(tops) if tops else None))
+        return out
+
+    @staticmethod
+    def _tokens_completion(lp: dict[str, Any] | None) -> list[Token] | None:
+        if not lp or not lp.get("token_logprobs"):
+            return None
+        tops = lp.get("top_logprobs") or [None] * len(lp["tokens"])
+        return [Token(i, t, l, entropy_from_top(list(tp.values())) if tp else None)
+                for i, (t, l, tp) in enumerate(zip(lp["tokens"], lp["token_logprobs"], tops))]
+
+    def score(self, context: Sequence[Message] | str, continuation: str) -> ScoredText:
+        """Teacher-forced scoring via ``echo``; servers that lack it say so."""
+        prompt = messages_to_plain(context)
+        t0 = time.perf_counter()
+        data = self._post("completions", {"model": self.model, "prompt": prompt + continuation,
+                                          "max_tokens": 0, "echo": True, "logprobs": 1})
+        lp = data["choices"][0].get("logprobs")
+        if not lp or not lp.get("token_logprobs"):
+            raise LLMError(f"The server at {self.base_url} does not return prompt logprobs "
+                           f"(echo=True), so scoring a given text is not available there; use the "
+                           f"local llama_cpp backend for perplexity checks.")
+        # keep the tokens that lie inside the continuation
+        offs = lp.get("text_offset") or []
+        toks = [Token(i, t, l) for i, (t, l, o) in
+                enumerate(zip(lp["tokens"], lp["token_logprobs"], offs)) if o >= len(prompt) and l is not None]
+        return ScoredText(prompt, continuation, toks, (time.perf_counter() - t0) * 1000.0)
+
+    def count_tokens(self, text: str) -> int:
+        return max(1, len(text) // 4)   # servers rarely expose a tokenizer; an estimate

@@ -1,0 +1,115 @@
+"""The method contract: a method is a generator of events over a run context.
+
+Methods never import Streamlit, DuckDB or pyvis. They call the LLM and the
+retrievers through :class:`RunContext`, whose helpers are generators that
+yield the ``llm_call`` / ``retrieved`` events and *return* the result, so a
+method writes ``comp = yield from ctx.generate(...)`` and every call is
+recorded and linked to the node it serves.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Generator, Iterator
+
+from .. import trace as T
+from ..datasets.base import Question
+from ..knowledge.types import Hit
+from ..llm.base import Completion, GenParams, LLMBackend, Message
+
+Events = Generator[T.Event, None, Any]
+
+
+@dataclass
+class RunContext:
+    llm: LLMBackend
+    config: Any
+    seed: int = 0
+    retrievers: dict[str, Any] = field(default_factory=dict)   # name -> Retriever
+    kg: Any = None                                            # knowledge.kg.KnowledgeGraph
+    embedder: Any = None                                      # knowledge.dense.Embedder
+    gold: Question | None = None
+    dataset: str = "demo"
+    extra: dict[str, Any] = field(default_factory=dict)
+    phase: str = ""
+    _n: int = 0
+
+    def node_id(self, prefix: str = "n") -> str:
+        self._n += 1
+        return f"{prefix}{self._n}"
+
+    def set_phase(self, name: str, **info: Any) -> T.Event:
+        self.phase = name
+        return T.phase(name, **info)
+
+    def generate(self, purpose: str, messages: list[Message] | str,
+                 params: GenParams | None = None, *, node_id: str | None = None,
+                 prompt_version: str = "") -> Events:
+        comp = self.llm.generate(messages, params or GenParams())
+        call_id = T.new_id("call_")
+        rec = comp.to_record()
+        rec.update(purpose=purpose, phase=self.phase, call_id=call_id,
+                   prompt_version=prompt_version)
+        yield T.Event(T.LLM_CALL, rec, node_id=node_id, llm_call_id=call_id)
+        return comp
+
+    def generate_json(self, purpose: str, messages: list[Message] | str, schema: dict[str, Any],
+                      params: GenParams | None = None, *, node_id: str | None = None,
+                      prompt_version: str = "",
+                      validate: Callable[[Any], Any] | None = None) -> Events:
+        """Schema-constrained call, parsed; one constrained retry; then a parse_failed node.
+
+        Returns the parsed (and validated) object, or None after the visible failure.
+        """
+        p = params or GenParams()
+        p = GenParams(**{**p.to_dict(), "json_schema": schema})
+        errors = []
+        for attempt in range(2):
+            if attempt:
+                # The retry is greedy with more room: truncation is the usual cause.
+                p = GenParams(**{**p.to_dict(), "temperature": 0.0,
+                                 "max_tokens": int(p.max_tokens * 1.5) + 16})
+            comp: Completion = yield from self.generate(
+                purpose + ("" if attempt == 0 else ":retry"), messages, p, node_id=node_id,
+                prompt_version=prompt_version)
+            try:
+                obj = json.loads(comp.text)
+                return validate(obj) if validate else obj
+            except (ValueError, TypeError, KeyError) as e:
+                errors.append(f"{type(e).__name__}: {e}")
+        fid = self.node_id("fail")
+        yield T.node_added(fid, "parse_failed", f"Could not parse model output for {purpose}",
+                           parents=[node_id] if node_id else [], state="parse_failed",
+                           purpose=purpose, errors=errors, raw_output=comp.text)
+        return None
+
+    def retrieve(self, node_id: str | None, query: str, k: int, retriever: str = "") -> Events:
+        name = retriever or next(iter(self.retrievers), "")
+        if name not in self.retrievers:
+            raise LookupError(
+                f"no retriever {name!r} for dataset {self.dataset!r}; available: "
+                f"{sorted(self.retrievers) or 'none (the dataset has no passages)'}")
+        t0 = time.perf_counter()
+        hits: list[Hit] = self.retrievers[name].search(query, k)
+        yield T.Event(T.RETRIEVED, {"query": query, "retriever": name, "k": k,
+                                    "hits": [h.to_dict() for h in hits],
+                                    "latency_ms": round((time.perf_counter() - t0) * 1000, 3)},
+                      node_id=node_id)
+        return hits
+
+
+class Method:
+    """Base class: subclasses set the class attributes and implement :meth:`run`."""
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    kind: ClassVar[str] = "text"          # "text" (passages) | "kg" (knowledge graph) | "none"
+    view: ClassVar[str] = "graph"         # "graph" | "mindmap"
+    Config: ClassVar[type]
+    prompt_version: ClassVar[str] = "1"
+    description: ClassVar[str] = ""
+    # score name -> (threshold knob, "lower"|"higher" is good) for what-if sliders
+    thresholds: ClassVar[dict[str, tuple[str, str]]] = {}
+
+    def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
+        raise NotImplementedError

@@ -1,0 +1,38 @@
+"""Where the workbench keeps its store, indexes and caches.
+
+``WORKBENCH_HOME`` moves everything (tests point it at a temporary folder).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DEMO_DIR = PROJECT_ROOT / "data" / "demo"
+
+
+def home() -> Path:
+    env = os.environ.get("WORKBENCH_HOME")
+    if env:
+        p = Path(env).expanduser()
+    else:
+        from platformdirs import user_data_dir
+        p = Path(user_data_dir("rag-workbench", appauthor=False))
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def sub(*parts: str) -> Path:
+    p = home().joinpath(*parts)
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def store_path() -> Path:
+    return Path(os.environ.get("WORKBENCH_STORE") or home() / "workbench.duckdb")
+
+
+def shared_data_dir() -> Path | None:
+    """The real dataset samples beside the project (absent in a user's clone)."""
+    p = PROJECT_ROOT.parent / "shared" / "data"
+    return p if p.is_dir() else None

@@ -1,0 +1,56 @@
+"""User settings (model, offload, context, retriever defaults), kept as JSON in the home folder."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from . import paths
+from .config import knob
+
+
+@dataclass
+class Settings:
+    backend: str = knob("llama_cpp", "LLM backend", choices=["llama_cpp", "openai_compat"])
+    model: str = knob("smollm2-135m", "Bundled model name or a path to any .gguf file")
+    n_gpu_layers: int = knob(0, "Layers offloaded to the GPU (0 = CPU only, -1 = all)", min=-1)
+    n_ctx: int = knob(4096, "Context window in tokens", min=256, max=131072)
+    n_threads: int = knob(0, "CPU threads (0 = all cores)", min=0, max=256)
+    n_batch: int = knob(512, "Prompt batch size", min=8, max=8192)
+    seed: int = knob(0, "Random seed for sampling", min=0)
+    server_url: str = knob("http://127.0.0.1:8080/v1", "OpenAI-compatible server base URL")
+    server_model: str = knob("", "Model name to request from the server")
+    retriever: str = knob("hybrid", "Default passage retriever",
+                          choices=["bm25", "dense", "hybrid"])
+    k: int = knob(5, "Default number of passages retrieved", min=1, max=50)
+    dataset: str = knob("demo", "Active dataset")
+
+
+def settings_file() -> Path:
+    return paths.home() / "settings.json"
+
+
+def load() -> Settings:
+    s = Settings()
+    f = settings_file()
+    if f.exists():
+        try:
+            data = json.loads(f.read_text())
+        except json.JSONDecodeError:
+            data = {}          # a damaged settings file falls back to defaults, never crashes
+        names = {fl.name for fl in fields(Settings)}
+        s = Settings(**{k: v for k, v in data.items() if k in names})
+    # Environment overrides for CI and scripted use.
+    if os.environ.get("WORKBENCH_MODEL"):
+        s.model = os.environ["WORKBENCH_MODEL"]
+    if os.environ.get("WORKBENCH_N_GPU_LAYERS"):
+        s.n_gpu_layers = int(os.environ["WORKBENCH_N_GPU_LAYERS"])
+    return s
+
+
+def save(s: Settings) -> None:
+    f = settings_file()
+    tmp = f.with_suffix(".tmp")
+    tmp.write_text(json.dumps(asdict(s), indent=2))
+    tmp.replace(f)

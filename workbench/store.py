@@ -1,0 +1,327 @@
+"""The DuckDB store: runs, events, LLM calls, annotations.
+
+Connections are short-lived: each operation opens the file, does its work in a
+transaction and closes it, so a CLI batch run and the Streamlit app (separate
+processes) can share one store; DuckDB allows one writing process at a time,
+so a locked file is retried for ``lock_timeout`` seconds before a clear error.
+Within a process a lock serialises writers (Streamlit serves sessions from
+threads).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import duckdb
+
+from . import paths
+from .trace import Event, Trace
+
+SCHEMA_VERSION = 2
+
+_MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
+        """CREATE TABLE IF NOT EXISTS runs (
+            run_id VARCHAR PRIMARY KEY,
+            created_at DOUBLE, finished_at DOUBLE,
+            status VARCHAR, method VARCHAR, dataset VARCHAR, question_id VARCHAR,
+            question VARCHAR, config JSON, config_hash VARCHAR,
+            model_name VARCHAR, model_sha256 VARCHAR, seed BIGINT,
+            answer VARCHAR, refused BOOLEAN, correct BOOLEAN, metrics JSON,
+            llm_calls INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER,
+            wall_ms DOUBLE, error VARCHAR, pid INTEGER, prompt_versions JSON)""",
+        """CREATE TABLE IF NOT EXISTS events (
+            run_id VARCHAR, seq INTEGER, t_ms DOUBLE, ts DOUBLE, type VARCHAR,
+            node_id VARCHAR, llm_call_id VARCHAR, data JSON,
+            PRIMARY KEY (run_id, seq))""",
+        """CREATE TABLE IF NOT EXISTS llm_calls (
+            run_id VARCHAR, call_id VARCHAR, node_id VARCHAR, purpose VARCHAR,
+            prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms DOUBLE,
+            perplexity DOUBLE, finish_reason VARCHAR,
+            PRIMARY KEY (run_id, call_id))""",
+        """CREATE TABLE IF NOT EXISTS annotations (
+            id VARCHAR PRIMARY KEY, run_id VARCHAR, target_kind VARCHAR, target_id VARCHAR,
+            tags JSON, note VARCHAR, author VARCHAR, created_at DOUBLE)""",
+    ],
+    2: [
+        # v2: an eval batch id so evaluation rows can be grouped and resumed.
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS eval_id VARCHAR",
+        "CREATE INDEX IF NOT EXISTS runs_method_idx ON runs (method)",
+    ],
+}
+
+_RUN_COLUMNS = ("run_id", "created_at", "finished_at", "status", "method", "dataset",
+                "question_id", "question", "config", "config_hash", "model_name",
+                "model_sha256", "seed", "answer", "refused", "correct", "metrics",
+                "llm_calls", "prompt_tokens", "completion_tokens", "wall_ms", "error", "pid",
+                "prompt_versions", "eval_id")
+_JSON_COLUMNS = {"config", "metrics", "prompt_versions"}
+
+
+class StoreError(Exception):
+    pass
+
+
+class StoreLockedError(StoreError):
+    pass
+
+
+def _is_lock_error(e: Exception) -> bool:
+    msg = str(e).lower()
+    return "lock" in msg and ("conflicting" in msg or "could not set" in msg)
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Store:
+    _locks: dict[str, threading.RLock] = {}
+    _locks_guard = threading.Lock()
+
+    def __init__(self, path: str | Path | None = None, *, lock_timeout: float = 10.0):
+        self.path = Path(path) if path else paths.store_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock_timeout = lock_timeout
+        with Store._locks_guard:
+            self._lock = Store._locks.setdefault(str(self.path.resolve()), threading.RLock())
+        self._migrate()
+        self._mark_orphans_interrupted()
+
+    # -- connection handling --
+    @contextmanager
+    def _conn(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._lock:
+            deadline = time.monotonic() + self.lock_timeout
+            while True:
+                try:
+                    con = duckdb.connect(str(self.path))
+                    break
+                except duckdb.Error as e:
+                    if _is_lock_error(e) and time.monotonic() < deadline:
+                        time.sleep(0.2)
+                        continue
+                    if _is_lock_error(e):
+                        raise StoreLockedError(
+                            f"The store {self.path} is locked by another process ({e}). "
+                            f"Wait for that workbench process (a batch eval or another app) to "
+                            f"finish, or point WORKBENCH_HOME at another folder.") from e
+                    raise StoreError(
+                        f"Cannot open the store {self.path}: {e}. If the file is damaged, move "
+                        f"it aside (it is a DuckDB file) and the workbench will create a new one."
+                    ) from e
+            try:
+                yield con
+            finally:
+                con.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._conn() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def _migrate(self) -> None:
+        with self._conn() as con:
+            has_meta = con.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
+            ).fetchone()[0]
+            current = 0
+            if has_meta:
+                row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                current = int(row[0]) if row else 0
+        if current > SCHEMA_VERSION:
+            raise StoreError(
+                f"The store {self.path} has schema version {current}, newer than this workbench "
+                f"({SCHEMA_VERSION}). Upgrade the workbench, or set WORKBENCH_HOME to use a "
+                f"separate store.")
+        if current == SCHEMA_VERSION:
+            return
+        if current > 0:
+            # Keep a copy of the old file: a failed migration must lose nothing.
+            backup = self.path.with_name(self.path.name + f".v{current}.bak")
+            if not backup.exists():
+                shutil.copy2(self.path, backup)
+        with self._tx() as con:
+            for v in range(current + 1, SCHEMA_VERSION + 1):
+                for sql in _MIGRATIONS[v]:
+                    con.execute(sql)
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                        [str(SCHEMA_VERSION)])
+
+    def schema_version(self) -> int:
+        with self._conn() as con:
+            return int(con.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+
+    def _mark_orphans_interrupted(self) -> None:
+        """Runs left 'running' by a process that no longer exists died midway."""
+        with self._conn() as con:
+            rows = con.execute("SELECT run_id, pid FROM runs WHERE status = 'running'").fetchall()
+        dead = [rid for rid, pid in rows if pid != os.getpid() and not _pid_alive(pid)]
+        if dead:
+            with self._tx() as con:
+                for rid in dead:
+                    con.execute("UPDATE runs SET status = 'interrupted', error = coalesce(error, "
+                                "'the process running it stopped') WHERE run_id = ?", [rid])
+
+    # -- runs --
+    def start_run(self, run: dict[str, Any]) -> None:
+        row = {c: run.get(c) for c in _RUN_COLUMNS}
+        row["status"] = row["status"] or "running"
+        row["created_at"] = row["created_at"] or time.time()
+        row["pid"] = row["pid"] or os.getpid()
+        for c in _JSON_COLUMNS:
+            if row[c] is not None:
+                row[c] = json.dumps(row[c])
+        cols = ", ".join(_RUN_COLUMNS)
+        marks = ", ".join("?" for _ in _RUN_COLUMNS)
+        with self._tx() as con:
+            con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks})", [row[c] for c in _RUN_COLUMNS])
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        bad = set(fields) - set(_RUN_COLUMNS)
+        if bad:
+            raise ValueError(f"unknown run columns: {sorted(bad)}")
+        if not fields:
+            return
+        vals = [json.dumps(v) if k in _JSON_COLUMNS and v is not None else v
+                for k, v in fields.items()]
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        with self._tx() as con:
+            con.execute(f"UPDATE runs SET {sets} WHERE run_id = ?", vals + [run_id])
+
+    def add_events(self, events: Iterable[Event]) -> int:
+        evs = list(events)
+        if not evs:
+            return 0
+        rows, calls = [], []
+        for e in evs:
+            rows.append((e.run_id, e.seq, e.t_ms, e.ts, e.type, e.node_id, e.llm_call_id,
+                         json.dumps(e.data, default=str)))
+            if e.type == "llm_call":
+                d = e.data
+                calls.append((e.run_id, e.llm_call_id or d.get("call_id") or f"call{e.seq}",
+                              e.node_id, d.get("purpose"), d.get("prompt_tokens"),
+                              d.get("completion_tokens"), d.get("latency_ms"),
+                              (d.get("scores") or {}).get("perplexity"), d.get("finish_reason")))
+        with self._tx() as con:
+            con.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            if calls:
+                con.executemany("INSERT OR REPLACE INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                calls)
+        return len(rows)
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        rows = self.query(f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE run_id = ?", [run_id])
+        return rows[0] if rows else None
+
+    def list_runs(self, *, method: str | None = None, dataset: str | None = None,
+                  status: str | None = None, correct: bool | None = None,
+                  eval_id: str | None = None, limit: int = 200,
+                  offset: int = 0) -> list[dict[str, Any]]:
+        where, args = [], []
+        for col, val in (("method", method), ("dataset", dataset), ("status", status),
+                         ("correct", correct), ("eval_id", eval_id)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                args.append(val)
+        sql = (f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs"
+               + (" WHERE " + " AND ".join(where) if where else "")
+               + " ORDER BY created_at DESC LIMIT ? OFFSET ?")
+        return self.query(sql, args + [limit, offset])
+
+    def events(self, run_id: str, upto: int | None = None) -> list[Event]:
+        sql = "SELECT run_id, seq, t_ms, ts, type, node_id, llm_call_id, data FROM events WHERE run_id = ?"
+        args: list[Any] = [run_id]
+        if upto is not None:
+            sql += " AND seq <= ?"
+            args.append(upto)
+        with self._conn() as con:
+            rows = con.execute(sql + " ORDER BY seq", args).fetchall()
+        return [Event(run_id=r[0], seq=r[1], t_ms=r[2], ts=r[3], type=r[4], node_id=r[5],
+                      llm_call_id=r[6], data=json.loads(r[7]) if r[7] else {}) for r in rows]
+
+    def trace(self, run_id: str, upto: int | None = None) -> Trace:
+        return Trace.fold(self.events(run_id, upto))
+
+    def delete_run(self, run_id: str) -> None:
+        with self._tx() as con:
+            for table in ("events", "llm_calls", "annotations", "runs"):
+                con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+
+    def export_run(self, run_id: str) -> dict[str, Any]:
+        run = self.get_run(run_id)
+        if run is None:
+            raise StoreError(f"No run {run_id!r} in {self.path}. `python -m workbench runs list` "
+                             f"shows the stored runs.")
+        events = self.events(run_id)
+        return {"run": run, "events": [e.to_dict() for e in events],
+                "trace": Trace.fold(events).to_dict(),
+                "annotations": self.annotations(run_id)}
+
+    # -- annotations --
+    def add_annotation(self, run_id: str, target_kind: str, target_id: str,
+                       tags: list[str], note: str = "", author: str = "") -> str:
+        from .trace import new_id
+        aid = new_id("ann_")
+        with self._tx() as con:
+            con.execute("INSERT INTO annotations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [aid, run_id, target_kind, target_id, json.dumps(tags), note, author,
+                         time.time()])
+        return aid
+
+    def annotations(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT id, run_id, target_kind, target_id, tags, note, author, created_at FROM annotations"
+        rows = self.query(sql + (" WHERE run_id = ?" if run_id else "") + " ORDER BY created_at",
+                          [run_id] if run_id else [])
+        for r in rows:
+            r["tags"] = json.loads(r["tags"]) if isinstance(r["tags"], str) else r["tags"]
+        return rows
+
+    def delete_annotation(self, ann_id: str) -> None:
+        with self._tx() as con:
+            con.execute("DELETE FROM annotations WHERE id = ?", [ann_id])
+
+    # -- generic read access for aggregate queries (aggregate in SQL, not pandas) --
+    def query(self, sql: str, args: list[Any] | None = None) -> list[dict[str, Any]]:
+        with self._conn() as con:
+            cur = con.execute(sql, args or [])
+            cols = [d[0] for d in cur.description]
+            out = [dict(zip(cols, r)) for r in cur.fetchall()]
+        for r in out:
+            for c in _JSON_COLUMNS & r.keys():
+                if isinstance(r[c], str):
+                    try:
+                        r[c] = json.loads(r[c])
+                    except json.JSONDecodeError:
+                        pass
+        return out
+
+    def execute(self, sql: str, args: list[Any] | None = None) -> None:
+        with self._tx() as con:
+            con.execute(sql, args or [])
+
+    def executemany(self, sql: str, rows: list[list[Any]] | list[tuple]) -> None:
+        with self._tx() as con:
+            con.executemany(sql, rows)

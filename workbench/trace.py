@@ -1,0 +1,297 @@
+"""Run/event schema and the pure reducer that folds events into a Trace.
+
+A run is a list of events. Everything downstream (live UI, store, replay,
+comparison, export) consumes that list, so this module is the contract: the
+core event types below are understood by the reducer; any other event type
+(method-specific ones such as ``proposal_generated``) is kept in the trace's
+log and attached to the node it names, so methods can add detail without a
+schema change.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+SCHEMA_VERSION = 1
+
+# Core event types the reducer interprets.
+RUN_STARTED = "run_started"
+PHASE = "phase"
+NODE_ADDED = "node_added"
+NODE_UPDATED = "node_updated"
+EDGE_ADDED = "edge_added"
+RETRIEVED = "retrieved"
+LLM_CALL = "llm_call"
+NODE_SCORED = "node_scored"
+PATH = "path"
+ANSWER = "answer"
+ERROR = "error"
+RUN_FINISHED = "run_finished"
+
+CORE_TYPES = frozenset(
+    {RUN_STARTED, PHASE, NODE_ADDED, NODE_UPDATED, EDGE_ADDED, RETRIEVED, LLM_CALL,
+     NODE_SCORED, PATH, ANSWER, ERROR, RUN_FINISHED}
+)
+
+# Node states shared by every method so colours and legends are uniform.
+NODE_STATES = (
+    "proposed", "created", "retrieved", "aggregated", "sufficient", "insufficient",
+    "verified", "failed_verification", "pruned", "selected", "parse_failed", "answered",
+    "unknown", "capped", "refused", "done",
+)
+
+RUN_STATUSES = ("running", "finished", "refused", "failed", "interrupted")
+
+
+def new_id(prefix: str = "") -> str:
+    return prefix + uuid.uuid4().hex[:12]
+
+
+@dataclass
+class Event:
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+    run_id: str = ""
+    seq: int = -1
+    t_ms: float = 0.0          # milliseconds since the run started
+    ts: float = 0.0            # wall-clock epoch seconds
+    node_id: str | None = None
+    llm_call_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Event":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+class EventClock:
+    """Stamps events of one run with run id, sequence number and times."""
+
+    def __init__(self, run_id: str | None = None):
+        self.run_id = run_id or new_id("run_")
+        self.seq = 0
+        self._t0 = time.perf_counter()
+
+    def stamp(self, ev: Event) -> Event:
+        ev.run_id = self.run_id
+        ev.seq = self.seq
+        ev.t_ms = round((time.perf_counter() - self._t0) * 1000.0, 3)
+        ev.ts = time.time()
+        self.seq += 1
+        return ev
+
+
+# --- event constructors: methods call these so payload shapes stay uniform ---
+
+def node_added(node_id: str, kind: str, text: str, *, parents: Iterable[str] = (),
+               layer: int = 0, state: str = "created", **attrs: Any) -> Event:
+    return Event(NODE_ADDED, {"kind": kind, "text": text, "parents": list(parents),
+                              "layer": layer, "state": state, "attrs": attrs}, node_id=node_id)
+
+
+def node_updated(node_id: str, state: str | None = None, **attrs: Any) -> Event:
+    return Event(NODE_UPDATED, {"state": state, "attrs": attrs}, node_id=node_id)
+
+
+def edge_added(src: str, dst: str, kind: str = "next", **attrs: Any) -> Event:
+    return Event(EDGE_ADDED, {"src": src, "dst": dst, "kind": kind, "attrs": attrs})
+
+
+def node_scored(node_id: str, scores: dict[str, float],
+                thresholds: dict[str, float] | None = None, **attrs: Any) -> Event:
+    return Event(NODE_SCORED, {"scores": scores, "thresholds": thresholds or {}, "attrs": attrs},
+                 node_id=node_id)
+
+
+def path_event(path_id: str, nodes: list[str], state: str, **info: Any) -> Event:
+    return Event(PATH, {"path_id": path_id, "nodes": list(nodes), "state": state, "info": info})
+
+
+def phase(name: str, **info: Any) -> Event:
+    return Event(PHASE, {"name": name, "info": info})
+
+
+def answer(text: str, *, refused: bool = False, reason: str = "", node_id: str | None = None,
+           confidence: float | None = None, **info: Any) -> Event:
+    return Event(ANSWER, {"text": text, "refused": refused, "reason": reason,
+                          "confidence": confidence, "info": info}, node_id=node_id)
+
+
+def custom(type_: str, node_id: str | None = None, **data: Any) -> Event:
+    return Event(type_, data, node_id=node_id)
+
+
+# --- the trace ---
+
+@dataclass
+class Node:
+    id: str
+    kind: str
+    text: str
+    state: str = "created"
+    layer: int = 0
+    parents: list[str] = field(default_factory=list)
+    children: list[str] = field(default_factory=list)
+    attrs: dict[str, Any] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+    thresholds: dict[str, float] = field(default_factory=dict)
+    evidence: list[dict[str, Any]] = field(default_factory=list)   # retrieval records
+    llm_calls: list[str] = field(default_factory=list)
+    history: list[int] = field(default_factory=list)               # seqs of events about it
+
+
+@dataclass
+class Trace:
+    run_id: str = ""
+    question: str = ""
+    method: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    status: str = "running"
+    phase: str = ""
+    nodes: dict[str, Node] = field(default_factory=dict)
+    edges: list[dict[str, Any]] = field(default_factory=list)
+    llm_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    paths: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answer: dict[str, Any] | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)        # non-core events
+    summary: dict[str, Any] = field(default_factory=dict)
+    n_events: int = 0
+    last_t_ms: float = 0.0
+
+    # -- folding --
+    @classmethod
+    def fold(cls, events: Iterable[Event | dict[str, Any]]) -> "Trace":
+        tr = cls()
+        for ev in events:
+            tr.apply(ev)
+        return tr
+
+    def apply(self, ev: Event | dict[str, Any]) -> "Trace":
+        if isinstance(ev, dict):
+            ev = Event.from_dict(ev)
+        d = ev.data
+        self.n_events += 1
+        self.last_t_ms = max(self.last_t_ms, ev.t_ms)
+        if ev.run_id:
+            self.run_id = ev.run_id
+        t = ev.type
+        if t == RUN_STARTED:
+            self.question = d.get("question", "")
+            self.method = d.get("method", "")
+            self.config = copy.deepcopy(d.get("config", {}))
+            self.meta = {k: copy.deepcopy(v) for k, v in d.items()
+                         if k not in ("question", "method", "config")}
+            self.status = "running"
+        elif t == PHASE:
+            self.phase = d.get("name", "")
+        elif t == NODE_ADDED:
+            nid = ev.node_id or ""
+            node = Node(id=nid, kind=d.get("kind", "step"), text=d.get("text", ""),
+                        state=d.get("state", "created"), layer=int(d.get("layer", 0)),
+                        attrs=copy.deepcopy(d.get("attrs", {})))
+            self.nodes[nid] = node
+            for p in d.get("parents", []):
+                self._link(p, nid, "next", {})
+        elif t == NODE_UPDATED:
+            node = self._node(ev.node_id)
+            if node is not None:
+                if d.get("state"):
+                    node.state = d["state"]
+                node.attrs.update(copy.deepcopy(d.get("attrs", {})))
+        elif t == EDGE_ADDED:
+            self._link(d["src"], d["dst"], d.get("kind", "next"), d.get("attrs", {}))
+        elif t == RETRIEVED:
+            node = self._node(ev.node_id)
+            if node is not None:
+                node.evidence.append(copy.deepcopy(d))
+        elif t == LLM_CALL:
+            cid = ev.llm_call_id or d.get("call_id") or f"call{ev.seq}"
+            rec = copy.deepcopy(d)
+            rec["node_id"] = ev.node_id
+            rec["seq"] = ev.seq
+            self.llm_calls[cid] = rec
+            node = self._node(ev.node_id)
+            if node is not None:
+                node.llm_calls.append(cid)
+        elif t == NODE_SCORED:
+            node = self._node(ev.node_id)
+            if node is not None:
+                node.scores.update(d.get("scores", {}))
+                node.thresholds.update(d.get("thresholds", {}))
+                node.attrs.update(copy.deepcopy(d.get("attrs", {})))
+        elif t == PATH:
+            self.paths[d["path_id"]] = {"nodes": list(d.get("nodes", [])),
+                                        "state": d.get("state", ""),
+                                        "info": copy.deepcopy(d.get("info", {}))}
+        elif t == ANSWER:
+            self.answer = copy.deepcopy(d)
+            self.answer["node_id"] = ev.node_id
+        elif t == ERROR:
+            self.errors.append(copy.deepcopy(d))
+        elif t == RUN_FINISHED:
+            self.status = d.get("status", "finished")
+            self.summary = copy.deepcopy(d)
+        else:
+            self.log.append({"type": t, "seq": ev.seq, "node_id": ev.node_id,
+                             "data": copy.deepcopy(d)})
+        if ev.node_id and ev.node_id in self.nodes:
+            self.nodes[ev.node_id].history.append(ev.seq)
+        return self
+
+    def _node(self, nid: str | None) -> Node | None:
+        return self.nodes.get(nid) if nid else None
+
+    def _link(self, src: str, dst: str, kind: str, attrs: dict[str, Any]) -> None:
+        if any(e["src"] == src and e["dst"] == dst and e["kind"] == kind for e in self.edges):
+            return
+        self.edges.append({"src": src, "dst": dst, "kind": kind, "attrs": copy.deepcopy(attrs)})
+        if src in self.nodes and dst not in self.nodes[src].children:
+            self.nodes[src].children.append(dst)
+        if dst in self.nodes and src not in self.nodes[dst].parents:
+            self.nodes[dst].parents.append(src)
+
+    # -- derived views --
+    def roots(self) -> list[str]:
+        return [n.id for n in self.nodes.values() if not n.parents]
+
+    def totals(self) -> dict[str, float]:
+        calls = list(self.llm_calls.values())
+        return {
+            "llm_calls": len(calls),
+            "prompt_tokens": sum(int(c.get("prompt_tokens", 0)) for c in calls),
+            "completion_tokens": sum(int(c.get("completion_tokens", 0)) for c in calls),
+            "llm_ms": sum(float(c.get("latency_ms", 0.0)) for c in calls),
+            "nodes": len(self.nodes),
+            "edges": len(self.edges),
+            "elapsed_ms": self.last_t_ms,
+        }
+
+    # -- serialisation --
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["schema_version"] = SCHEMA_VERSION
+        return d
+
+    def to_json(self, **kw: Any) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Trace":
+        d = dict(d)
+        d.pop("schema_version", None)
+        nodes = {k: Node(**v) for k, v in d.pop("nodes", {}).items()}
+        tr = cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        tr.nodes = nodes
+        return tr
+
+    @classmethod
+    def from_json(cls, s: str) -> "Trace":
+        return cls.from_dict(json.loads(s))
