@@ -11,18 +11,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory):
+    """Content-addressed caches (embeddings of the demo corpus take ~25 s) shared by the session."""
+    return tmp_path_factory.mktemp("wbcache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path, monkeypatch):
+def isolated_home(tmp_path, monkeypatch, shared_cache):
     home = tmp_path / "wbhome"
     monkeypatch.setenv("WORKBENCH_HOME", str(home))
+    monkeypatch.setenv("WORKBENCH_CACHE", str(shared_cache))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     yield home
-
-
-@pytest.fixture(scope="session")
-def shared_cache_home(tmp_path_factory):
-    """A home that lives for the whole session, for expensive caches (embeddings, models)."""
-    return tmp_path_factory.mktemp("wbcache")
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,15 @@ def sub(*parts: str) -> Path:
     return p
 
 
+def cache(*parts: str) -> Path:
+    """Content-addressed caches (embeddings, BM25 matrices, hashes): under the home folder,
+    or under ``WORKBENCH_CACHE`` when set, so several homes (tests) can share them safely."""
+    env = os.environ.get("WORKBENCH_CACHE")
+    p = (Path(env).expanduser() if env else home() / "cache").joinpath(*parts)
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
 def store_path() -> Path:
     return Path(os.environ.get("WORKBENCH_STORE") or home() / "workbench.duckdb")
 

@@ -384,7 +384,7 @@ def _no_extra(opts: dict[str, Any], allowed: Sequence[str], kind: str) -> None:
 
 
 def bm25_cache_path(corpus_hash: str, params) -> Path:
-    return paths.sub("cache", "bm25") / f"{corpus_hash}-{params.key()}.npz"
+    return paths.cache("bm25") / f"{corpus_hash}-{params.key()}.npz"
 
 
 def _bm25(ds: Dataset, **opts: Any):

@@ -6,7 +6,7 @@ The default model is all-MiniLM-L6-v2 from the registry package
 sentence-transformers model folder can be given by path.
 
 Passage embeddings are computed once per (corpus, model) and cached under
-``paths.sub("cache", "embeddings")`` in a file named by model key and corpus hash.
+``paths.cache("embeddings")`` in a file named by model key and corpus hash.
 """
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ TEXT_FORMAT = "title. text"
 
 
 def cache_path(corpus_hash: str, embedder: Embedder) -> Path:
-    return paths.sub("cache", "embeddings") / f"{embedder.key}-{corpus_hash}.npy"
+    return paths.cache("embeddings") / f"{embedder.key}-{corpus_hash}.npy"
 
 
 def embed_corpus(passages: Sequence[Passage], embedder: Embedder, corpus_hash: str | None = None,

@@ -93,7 +93,7 @@ def resolve(name_or_path: str) -> Path:
 
 def sha256_of(path: Path) -> str:
     """SHA-256 of a model file, cached by path, size and modification time."""
-    cache_f = paths.sub("cache") / "sha256.json"
+    cache_f = paths.cache() / "sha256.json"
     try:
         cache = json.loads(cache_f.read_text()) if cache_f.exists() else {}
     except json.JSONDecodeError:
