@@ -32,4 +32,7 @@ if [ "$with_browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
     echo "chromium is missing; install Debian's chromium package (sudo apt-get install chromium)" >&2
   fi
 fi
+# Index the demo world once (dense embeddings take ~30 s on two cores) so the first question is quick.
+.venv/bin/python -m workbench index demo --kind dense >/dev/null 2>&1 || \
+  echo "note: the demo index will be built on first use" >&2
 echo "setup done: $(.venv/bin/python -m workbench models | head -1)"
