@@ -1,0 +1,165 @@
+"""The Evaluate page: renders the charts of a stored eval (AppTest), launches an eval and
+shows its progress; and an eval of the real default model over 5 HotpotQA questions with
+two methods, whose stored results render on the page."""
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench import paths
+from workbench.eval import jobs
+from workbench.eval.runner import EvalRunner, EvalSpec
+from workbench.llm.scripted import ScriptedBackend
+from workbench.store import Store
+
+from tests.test_eval_helpers import ToyDataset, answer_rules, toy_methods
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "7_Evaluate.py")
+
+
+def _apptest():
+    from streamlit.testing.v1 import AppTest
+    return AppTest.from_file(PAGE, default_timeout=120)
+
+
+def _charts(at):
+    return at.get("plotly_chart")
+
+
+def test_page_renders_charts_of_a_stored_eval():
+    st = Store()
+    r = EvalRunner.new(st, EvalSpec("toy", ["toy-rag", "toy-llm"], judge="off",
+                                    grid={"noise_k": [0, 2]}),
+                       backend=ScriptedBackend.from_table(answer_rules(), default="grey"),
+                       dataset=ToyDataset(), method_classes=toy_methods())
+    r.run()
+    runs = st.query("SELECT run_id FROM runs LIMIT 2")
+    st.add_annotation(runs[0]["run_id"], "run", runs[0]["run_id"], ["retrieval_miss"])
+    at = _apptest()
+    at.run()
+    assert not at.exception, at.exception
+    heads = [h.value for h in at.subheader]
+    for h in ("By hop count", "Cost per question", "Calibration", "Score against a knob",
+              "Error modes (annotations)"):
+        assert h in heads
+    # summary, hops, type, cost, calibration, crag outcomes, crag breakdown, knob, error modes
+    assert len(_charts(at)) == 9
+    # another metric re-queries everything
+    metric_box = next(s for s in at.selectbox if s.label == "Metric")
+    metric_box.set_value("crag_score").run()
+    assert not at.exception and len(_charts(at)) == 9
+
+
+def _toy_folder(home: Path) -> Path:
+    d = home.parent / "toyfolder"
+    d.mkdir(exist_ok=True)
+    (d / "questions.jsonl").write_text("\n".join(json.dumps(
+        {"id": f"t{i}", "question": f"Where is item{i}?", "answers": [f"place{i}"], "hops": 1})
+        for i in range(4)))
+    (d / "passages.jsonl").write_text("\n".join(json.dumps(
+        {"id": f"p{i}", "title": f"Item {i}", "text": f"item{i} is in place{i}"}) for i in range(4)))
+    return d
+
+
+def test_page_launches_an_eval_and_shows_progress(isolated_home):
+    from workbench.datasets import import_dataset
+    from workbench.methods import all_methods
+    from workbench.ui import backend as ui_backend
+    if "vanilla" not in all_methods():
+        pytest.skip("the vanilla baseline has not landed")
+    import_dataset("jsonl", _toy_folder(isolated_home), name="toyfolder")
+    ui_backend.set_override(ScriptedBackend(default="place1"))
+    try:
+        at = _apptest()
+        at.run()
+        assert not at.exception, at.exception
+        next(s for s in at.selectbox if s.label == "Dataset").set_value("toyfolder")
+        next(m for m in at.multiselect if m.label == "Methods").set_value(["vanilla"])
+        next(n for n in at.number_input if n.label.startswith("Questions")).set_value(4)
+        next(s for s in at.selectbox if s.label == "LLM judge").set_value("off")
+        at.run()
+        next(b for b in at.button if b.label == "Launch eval").click().run()
+        assert not at.exception, at.exception
+        job = jobs.get(at.session_state["eval_job"])
+        jobs.wait(job, 120)
+        assert job.status == "finished", job.error
+        snap = job.snapshot()
+        assert snap["done"] == snap["total"] == 4 and snap["rate"] > 0
+        at.run()
+        assert not at.exception
+        st = Store()
+        rows = st.query("SELECT question_id, correct FROM eval_items ORDER BY question_id")
+        assert [r["correct"] for r in rows] == [False, True, False, False]
+        assert len(_charts(at)) >= 7
+    finally:
+        ui_backend.clear_override()
+
+
+def test_job_stop_keeps_finished_items(isolated_home):
+    st = Store()
+    be = ScriptedBackend.from_table(answer_rules(), default="grey")
+    from workbench.eval import runner as R
+    slow = R._Delayed(be, 0.05)
+    job = jobs.start(EvalSpec("toy", ["toy-llm"], judge="off"), store=st, backend=slow,
+                     dataset=ToyDataset(), method_classes=toy_methods())
+    deadline = time.monotonic() + 30
+    while (job.progress is None or job.progress.done < 3) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    job.stop()
+    jobs.wait(job, 30)
+    assert job.status == "interrupted"
+    n = st.query("SELECT count(*) AS n FROM eval_items")[0]["n"]
+    assert 3 <= n < 12 and st.query("SELECT count(*) AS n FROM runs")[0]["n"] == n
+
+
+# -- the real default model ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def real_llm():
+    """The default model through the registry (so its SHA-256 is known); one thread, which
+    stays fast when other processes share the cores (llama.cpp's threads spin)."""
+    from workbench.llm.base import LLMError
+    from workbench.llm.registry import DEFAULT_MODEL, load_backend
+    try:
+        return load_backend(None, model=DEFAULT_MODEL, n_ctx=4096, n_threads=1)
+    except LLMError as e:
+        pytest.skip(f"the default model is not installed: {e}")
+
+
+def test_real_model_eval_on_hotpotqa_stores_results_and_renders(real_llm, isolated_home):
+    default_llm = real_llm
+    shared = paths.shared_data_dir()
+    src = shared / "hotpotqa-100" / "questions.json" if shared else None
+    if src is None or not src.is_file():
+        pytest.skip("../shared/data/hotpotqa-100 is absent (a user's clone)")
+    from workbench.datasets import import_dataset
+    from workbench.methods import all_methods
+    ms = all_methods()
+    if not {"vanilla", "standard-rag"} <= set(ms):
+        pytest.skip("the baselines have not landed")
+    import_dataset("hotpotqa", src, name="hotpot100")
+    st = Store()
+    spec = EvalSpec("hotpot100", ["vanilla", "standard-rag"], limit=5, judge="same",
+                    sets={"standard-rag.retriever": "bm25", "standard-rag.top_k": 3})
+    progress = []
+    r = EvalRunner.new(st, spec, backend=default_llm)
+    res = r.run(progress.append)
+    assert res.status == "finished" and res.n_done == 10 and len(progress) == 10
+    rows = st.query("SELECT * FROM eval_items WHERE eval_id = ?", [r.eval_id])
+    assert len(rows) == 10 and {x["method"] for x in rows} == {"vanilla", "standard-rag"}
+    assert all(x["judge"] == f"local:{default_llm.info.name}" for x in rows)
+    assert all(x["acc_lm"] is not None and x["confidence"] is not None for x in rows)
+    assert all(x["hops"] == 2 and x["qtype"] in ("bridge", "comparison") for x in rows)
+    runs = st.query("SELECT model_sha256, config_hash, seed, prompt_versions, wall_ms, llm_calls "
+                    "FROM runs WHERE eval_id = ?", [r.eval_id])
+    assert len(runs) == 10
+    assert all(x["model_sha256"] == default_llm.info.sha256 and len(x["model_sha256"]) == 64
+               for x in runs)
+    assert all(x["prompt_versions"]["judge"] and x["wall_ms"] > 0 and x["llm_calls"] >= 1
+               for x in runs)
+    at = _apptest()
+    at.run()
+    assert not at.exception, at.exception
+    assert len(_charts(at)) >= 7

@@ -1,0 +1,129 @@
+"""The page's SQL aggregates agree with the same numbers computed in Python from the rows,
+and the charts build from them."""
+import pytest
+
+from workbench.eval import metrics as M
+from workbench.eval import queries as Q
+from workbench.eval.runner import EvalRunner, EvalSpec
+from workbench.llm.scripted import ScriptedBackend
+from workbench.store import Store
+from workbench.viz import eval_charts as C
+
+from tests.test_eval_helpers import ToyDataset, answer_rules, toy_methods
+
+
+@pytest.fixture
+def ev(tmp_path):
+    st = Store(tmp_path / "s.duckdb")
+    be = ScriptedBackend.from_table(answer_rules(), default="grey")
+    r = EvalRunner.new(st, EvalSpec("toy", ["toy-rag", "toy-llm"], judge="off",
+                                    grid={"noise_k": [0, 2]}),
+                       backend=be, dataset=ToyDataset(), method_classes=toy_methods())
+    r.run()
+    return st, r.eval_id
+
+
+def _rows(st, eid):
+    return st.query("SELECT * FROM eval_items WHERE eval_id = ?", [eid])
+
+
+def test_summary_matches_python_and_wilson(ev):
+    st, eid = ev
+    rows = _rows(st, eid)
+    out = Q.summary(st, eid, "correct")
+    assert {r["series"] for r in out} == {"toy-rag [noise_k=0]", "toy-rag [noise_k=2]", "toy-llm"}
+    for r in out:
+        mine = [x for x in rows if x["method"] == r["method"] and x["variant"] == r["variant"]]
+        k = sum(bool(x["correct"]) for x in mine)
+        assert r["n"] == len(mine) and r["k"] == k
+        lo, hi = M.wilson_interval(k, len(mine))
+        assert r["lo"] == pytest.approx(lo) and r["hi"] == pytest.approx(hi)
+    f1 = Q.summary(st, eid, "f1")
+    assert all(r["lo"] <= r["mean"] <= r["hi"] for r in f1)
+    with pytest.raises(ValueError):
+        Q.summary(st, eid, "correct; DROP TABLE runs")
+
+
+def test_by_group_hops_and_knob(ev):
+    st, eid = ev
+    rows = _rows(st, eid)
+    out = Q.by_group(st, eid, "em", "hops")
+    for r in out:
+        mine = [x["em"] for x in rows if x["method"] == r["method"] and x["variant"] == r["variant"]
+                and str(x["hops"]) == r["grp"]]
+        assert r["mean"] == pytest.approx(sum(mine) / len(mine))
+    kn = Q.knob_response(st, eid, "noise_k", "correct")
+    rag = [r for r in kn if r["method"] == "toy-rag"]
+    assert [r["value"] for r in rag] == ["0", "2"]
+    assert [r["value"] for r in kn if r["method"] == "toy-llm"] == ["default"]
+    with pytest.raises(ValueError):
+        Q.by_group(st, eid, "em", "knob:x') --")
+
+
+def test_calibration_ece_matches_python(ev):
+    st, eid = ev
+    rows = [x for x in _rows(st, eid) if x["confidence"] is not None]
+    bins, ece = Q.calibration(st, eid, bins=10)
+    for e in ece:
+        mine = [x for x in rows if x["method"] == e["method"] and x["variant"] == e["variant"]]
+        groups = {}
+        for x in mine:
+            b = min(int(x["confidence"] * 10), 9)
+            groups.setdefault(b, []).append(x)
+        py = M.expected_calibration_error(
+            (len(g), sum(x["confidence"] for x in g) / len(g),
+             sum(bool(x["correct"]) for x in g) / len(g)) for g in groups.values())
+        assert e["ece"] == pytest.approx(py) and e["n"] == len(mine)
+
+
+def test_crag_breakdown_matches_python(ev):
+    st, eid = ev
+    rows = _rows(st, eid)
+    out = Q.crag(st, eid, "domain")
+    for r in out:
+        mine = [{"label": x["crag_label"], "domain": x["domain"] or "-"} for x in rows
+                if x["method"] == r["method"] and x["variant"] == r["variant"]]
+        py = M.crag_breakdown(mine, "domain")[r["grp"]]
+        for k in ("accuracy", "hallucination", "missing", "score"):
+            assert r[k] == pytest.approx(py[k])
+        assert r["score"] == pytest.approx(r["accuracy"] - r["hallucination"])
+    overall = Q.crag(st, eid)
+    assert all(r["grp"] == "all" for r in overall)
+
+
+def test_efficiency_error_modes_and_runs_behind(ev):
+    st, eid = ev
+    eff = Q.efficiency(st, eid)
+    assert all(r["llm_calls"] == 1 and r["wall_ms"] > 0 for r in eff)
+    run = Q.runs_behind(st, eid, method="toy-rag", variant="noise_k=2", group="hops", value="2")
+    assert run and all(r["method"] == "toy-rag" for r in run)
+    assert all(r["question"] for r in run)
+    st.add_annotation(run[0]["run_id"], "run", run[0]["run_id"], ["retrieval_miss", "wrong_entity"])
+    st.add_annotation(run[1]["run_id"], "run", run[1]["run_id"], ["retrieval_miss"])
+    modes = {r["tag"]: r["n"] for r in Q.error_modes(st, eid)}
+    assert modes == {"retrieval_miss": 2, "wrong_entity": 1}
+    wrong = Q.runs_behind(st, eid, metric="crag_label", outcome="hallucinated")
+    assert wrong and all(r["crag_label"] == "hallucinated" for r in wrong)
+    assert len(Q.runs_behind(st, eid, limit=3)) == 3
+    assert Q.list_evals(st)[0]["eval_id"] == eid
+
+
+def test_charts_build_and_selection_reads_customdata(ev):
+    st, eid = ev
+    figs = [C.metric_bars(Q.summary(st, eid, "em"), "EM"),
+            C.group_bars(Q.by_group(st, eid, "em", "qtype"), "EM", "type"),
+            C.efficiency_bars(Q.efficiency(st, eid)),
+            C.reliability_diagram(*Q.calibration(st, eid)),
+            C.crag_outcomes(Q.crag(st, eid)),
+            C.crag_breakdown(Q.crag(st, eid, "domain"), "domain"),
+            C.knob_response(Q.knob_response(st, eid, "noise_k"), "noise_k"),
+            C.tradeoff_scatter(Q.crag(st, eid)),
+            C.error_mode_bars([{"method": "toy-rag", "tag": "x", "n": 2}])]
+    for f in figs:
+        assert f.to_dict()["data"]
+    cd = figs[0].to_dict()["data"][0]["customdata"]
+    assert [tuple(x[:2]) for x in cd] == [(r["method"], r["variant"]) for r in Q.summary(st, eid, "em")]
+    event = {"selection": {"points": [{"customdata": ["toy-rag", "noise_k=2", "2"]},
+                                      {"customdata": ["toy-rag", "noise_k=2", "2"]}]}}
+    assert C.selected_keys(event) == [("toy-rag", "noise_k=2", "2")]
+    assert C.selected_keys({}) == []

@@ -1,0 +1,227 @@
+"""eval: batch evaluation, resume, export, list, show, presets."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..config import parse_sets
+from ..store import Store
+from ._common import add_model_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "eval", help="batch evaluation over a dataset (run, resume, export, list, show, presets)",
+        description="Run methods over a dataset's questions and store per-item metrics. "
+                    "`eval export EVAL_ID --format csv|parquet`, `eval list`, `eval show EVAL_ID`, "
+                    "`eval presets` for the other actions.")
+    p.add_argument("action", nargs="?", default="run",
+                   choices=["run", "export", "list", "show", "presets"])
+    p.add_argument("eval_id", nargs="?", help="for export/show: the eval id")
+    p.add_argument("--dataset", help="dataset name (default: the Settings dataset)")
+    p.add_argument("--methods", help="comma-separated method names")
+    p.add_argument("--limit", type=int, help="first N questions")
+    p.add_argument("--offset", type=int, default=0, help="skip the first N questions")
+    p.add_argument("--seed", type=int, action="append",
+                   help="run seed; repeat for several seeds (default: the Settings seed)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a knob for every variant (method knob, eval knob, or METHOD.knob)")
+    p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
+                   help="sweep a knob over values (cartesian product with other --grid)")
+    p.add_argument("--sweep", help="YAML/TOML sweep file (methods, set, grid, variants, seeds)")
+    p.add_argument("--preset", help="a CRAG study preset (see `eval presets`)")
+    p.add_argument("--primary", help="metric that decides runs.correct "
+                   "(contains, em, f1, rouge_f1, acc_lm, hits1, crag, fever; default by dataset)")
+    p.add_argument("--judge", default=None,
+                   help="LLM judge for Acc-LM / CRAG: 'same' (the methods' model, default), "
+                        "'off', or a bundled model name / .gguf path")
+    p.add_argument("--crag-mode", choices=["exact_then_llm", "normalised", "exact_only"])
+    p.add_argument("--crag-profile", choices=["ragx", "crag_official"])
+    p.add_argument("--tau-f1", type=float, help="ROUGE-L cut-off of CRP-RAG's F1 (default 0.5)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="parallel workers: threads for an HTTP server / scripted backend, "
+                        "processes (one model each) for llama.cpp")
+    p.add_argument("--parallel", choices=["auto", "threads", "processes"], default="auto")
+    p.add_argument("--resume", nargs="?", const="latest", metavar="EVAL_ID",
+                   help="continue an interrupted eval (the latest unfinished one without an id)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="with --resume: run again the items whose method failed")
+    p.add_argument("--label", default="", help="a note stored with the eval")
+    p.add_argument("--scripted", metavar="FILE",
+                   help="use the scripted backend with this JSON rule table (tests, demos)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--format", choices=["csv", "parquet"], default="csv", help="export format")
+    p.add_argument("--out", help="export: output file (default EVAL_ID.FORMAT)")
+    p.add_argument("--json", action="store_true", help="list/show/presets: JSON output")
+    add_model_args(p)
+    p.set_defaults(func=cmd_eval)
+
+
+def _backend_spec(args: argparse.Namespace) -> dict[str, Any]:
+    if args.scripted:
+        with open(args.scripted, encoding="utf-8") as f:
+            data = json.load(f)
+        if isinstance(data, dict) and ("rules" in data or "default" in data):
+            return {"kind": "scripted", "table": data.get("rules") or [],
+                    "default": data.get("default"), "delay_ms": data.get("delay_ms")}
+        return {"kind": "scripted", "table": data, "default": None}
+    ov = {"backend": args.backend, "model": args.model, "server_url": args.server_url,
+          "n_gpu_layers": args.n_gpu_layers, "n_ctx": args.n_ctx, "n_threads": args.n_threads}
+    return {"kind": "settings", "overrides": {k: v for k, v in ov.items() if v is not None}}
+
+
+def _parse_grid(items: list[str]) -> dict[str, list[str]]:
+    out = {}
+    for k, v in parse_sets(items).items():
+        out[k] = [x.strip() for x in v.split(",")] if v else []
+    return out
+
+
+def _spec(args: argparse.Namespace):
+    from .. import settings as settings_mod
+    from ..eval import presets
+    from ..eval.runner import EvalSpec, _all_methods, apply_sweep, load_sweep
+    s = settings_mod.load()
+    spec = EvalSpec(dataset=args.dataset or s.dataset,
+                    methods=[m.strip() for m in (args.methods or "").split(",") if m.strip()],
+                    limit=args.limit, offset=args.offset,
+                    seeds=args.seed or [s.seed], sets=parse_sets(args.set),
+                    grid=_parse_grid(args.grid), label=args.label)
+    if args.preset:
+        sweep = presets.to_sweep(args.preset, _all_methods(), spec.methods or None)
+        spec = apply_sweep(spec, sweep)
+    if args.sweep:
+        spec = apply_sweep(spec, load_sweep(args.sweep))
+        if args.dataset:
+            spec.dataset = args.dataset
+        if args.limit is not None:
+            spec.limit = args.limit
+    for attr, val in (("primary", args.primary), ("judge", args.judge), ("crag_mode", args.crag_mode),
+                      ("crag_profile", args.crag_profile), ("tau_f1", args.tau_f1)):
+        if val is not None:
+            setattr(spec, attr, val)
+    if not spec.methods:
+        raise ValueError("pass --methods a,b (or a --sweep file / --preset that names them)")
+    return spec
+
+
+class _Bar:
+    """A tqdm bar fed by the runner's progress callback."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.bar = enabled, None
+
+    def __call__(self, p) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+            self.bar = tqdm(total=p.total, initial=p.done - 1, unit="item", desc=p.eval_id,
+                            dynamic_ncols=True, file=sys.stderr)
+        self.bar.update(1)
+        last = p.last or {}
+        self.bar.set_postfix_str(f"{last.get('method', '')} {'ok' if last.get('correct') else '--'}"
+                                 f"{' failed=' + str(p.failed) if p.failed else ''}", refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _print_summary(st: Store, eval_id: str) -> None:
+    from ..eval import queries as Q
+    rows = {(r["method"], r["variant"]): r for r in Q.summary(st, eval_id, "correct")}
+    extra = {}
+    for m in ("em", "f1", "contains", "acc_lm", "crag_score"):
+        for r in Q.summary(st, eval_id, m):
+            extra.setdefault((r["method"], r["variant"]), {})[m] = r["mean"]
+    eff = {(r["method"], r["variant"]): r for r in Q.efficiency(st, eval_id)}
+    w = min(60, max([len(r["series"]) for r in rows.values()] + [6]))
+    print(f"\n{'method':{w}s} {'n':>5s} {'correct [95% CI]':>22s} {'EM':>6s} {'F1':>6s} "
+          f"{'cont.':>6s} {'AccLM':>6s} {'CRAG':>6s} {'calls':>6s} {'tokens':>7s} {'ms/q':>8s}")
+    for key, r in rows.items():
+        e, x = eff.get(key, {}), extra.get(key, {})
+
+        def f(v: Any) -> str:
+            return "  n/a" if v is None else f"{v:6.3f}"
+        ci = f"{r['mean']:.3f} [{r['lo']:.3f},{r['hi']:.3f}]" if r["mean"] is not None else "n/a"
+        print(f"{r['series'][:w]:{w}s} {r['n_items']:5d} {ci:>22s} {f(x.get('em'))} {f(x.get('f1'))} "
+              f"{f(x.get('contains'))} {f(x.get('acc_lm'))} {f(x.get('crag_score'))} "
+              f"{e.get('llm_calls') or 0:6.1f} {e.get('tokens') or 0:7.0f} {e.get('wall_ms') or 0:8.0f}")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ..eval import presets
+    from ..eval import queries as Q
+    from ..eval.runner import EvalInterrupted, EvalRunner, export_eval, get_eval, latest_eval
+    if args.action == "presets":
+        from ..eval.runner import _all_methods
+        ms = _all_methods()
+        data = [presets.describe(p, ms) for p in presets.PRESETS]
+        if args.json:
+            print(json.dumps(data, indent=2, default=str))
+            return 0
+        for d in data:
+            print(f"{d['name']:22s} {d['title']} — sweeps {d['knob']} over {list(d['values'])}; "
+                  f"base {d['base']}; {d['paper']}")
+            for m, sup in d["support"].items():
+                print(f"{'':22s}   {m}: " + ", ".join(f"{k} by {v}" for k, v in sup.items()))
+        return 0
+    st = Store()
+    if args.action == "list":
+        rows = Q.list_evals(st)
+        if args.json:
+            print(json.dumps(rows, indent=2, default=str))
+            return 0
+        for r in rows:
+            print(f"{r['eval_id']}  {r['status']:11s} {r['dataset'] or '':14s} "
+                  f"{r['n_done']}/{r['n_planned']:<6} {r['methods']} {r['preset'] or ''} {r['label'] or ''}")
+        return 0
+    if args.action in ("export", "show"):
+        eval_id = args.eval_id or latest_eval(st, unfinished=False)
+        if not eval_id:
+            raise LookupError("no eval stored yet")
+        if args.action == "show":
+            row = get_eval(st, eval_id)
+            if args.json:
+                print(json.dumps({"eval": row, "summary": Q.summary(st, eval_id)}, indent=2,
+                                 default=str))
+                return 0
+            print(f"{eval_id} [{row['status']}] dataset={row['dataset']} "
+                  f"{row['n_done']}/{row['n_planned']} items, judge={row['judge']}, "
+                  f"model={row['model_name']}")
+            _print_summary(st, eval_id)
+            return 0
+        out = args.out or f"{eval_id}.{args.format}"
+        n = export_eval(st, eval_id, out, args.format)
+        print(f"wrote {n} rows to {out}")
+        return 0
+
+    # run / resume
+    common: dict[str, Any] = {"backend_spec": _backend_spec(args), "workers": args.workers,
+                              "parallel": args.parallel}
+    if args.resume:
+        runner = EvalRunner.resume(st, None if args.resume == "latest" else args.resume, **common)
+        if args.retry_failed:
+            print(f"retrying {runner.retry_failed()} failed item(s)", file=sys.stderr)
+    else:
+        runner = EvalRunner.new(st, _spec(args), **common)
+    done = len(runner.done_keys())
+    print(f"eval {runner.eval_id}: {len(runner.questions)} questions × {len(runner.variants)} "
+          f"config(s) × {len(runner.spec.seeds)} seed(s) = {runner.n_planned} items"
+          f"{f', {done} already done' if done else ''}", file=sys.stderr)
+    bar = _Bar(not args.no_progress)
+    try:
+        res = runner.run(bar)
+    except EvalInterrupted as e:
+        bar.close()
+        print(f"\ninterrupted after {e.done}/{e.total} items; resume with "
+              f"`python -m workbench eval --resume {e.eval_id}`", file=sys.stderr)
+        return 130
+    bar.close()
+    print(f"eval {res.eval_id} {res.status}: {res.n_done}/{res.n_planned} items "
+          f"({res.n_new} new) in {res.seconds:.1f} s", file=sys.stderr)
+    _print_summary(st, res.eval_id)
+    return 0
