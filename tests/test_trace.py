@@ -82,3 +82,11 @@ def test_prefix_replay_matches_step_state():
 def test_events_about_unknown_nodes_are_harmless():
     tr = T.Trace.fold([T.node_updated("ghost", "pruned"), T.node_scored("ghost", {"x": 1})])
     assert tr.nodes == {}
+
+
+def test_llm_call_before_its_node_is_attached_when_the_node_appears():
+    tr = T.Trace.fold([
+        T.Event(T.LLM_CALL, {"prompt": "p", "output": "Nolan"}, node_id="a1", llm_call_id="c9"),
+        T.node_added("a1", "answer", "Nolan"),
+    ])
+    assert tr.nodes["a1"].llm_calls == ["c9"]

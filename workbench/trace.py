@@ -198,6 +198,8 @@ class Trace:
                         state=d.get("state", "created"), layer=int(d.get("layer", 0)),
                         attrs=copy.deepcopy(d.get("attrs", {})))
             self.nodes[nid] = node
+            # calls made for a node before it was drawn (e.g. the answer call) still belong to it
+            node.llm_calls = [cid for cid, c in self.llm_calls.items() if c.get("node_id") == nid]
             for p in d.get("parents", []):
                 self._link(p, nid, "next", {})
         elif t == NODE_UPDATED:

@@ -24,7 +24,6 @@ def build_context(method: Method | str, *, llm: LLMBackend, dataset: str | None 
     ds = load_dataset(dataset or s.dataset)
     retrievers: dict[str, Any] = {}
     kg = None
-    embedder = None
     if m.kind == "text":
         if not ds.passages:
             raise KnowledgeMissingError(
@@ -38,11 +37,7 @@ def build_context(method: Method | str, *, llm: LLMBackend, dataset: str | None 
             raise KnowledgeMissingError(
                 f"Dataset {ds.name!r} has no knowledge graph. Build one from its passages with "
                 f"`python -m workbench kg build {ds.name}`, or pick a dataset with a KG.")
-    try:
-        from .knowledge.dense import get_embedder
-        embedder = get_embedder()
-    except ImportError:
-        embedder = None
+    embedder = _LazyEmbedder()
     gold = ds.question(question_id) if question_id else None
     ctx = RunContext(llm=llm, config=cfg, seed=s.seed if seed is None else seed,
                      retrievers=retrievers, kg=kg, embedder=embedder, gold=gold, dataset=ds.name,
@@ -61,3 +56,11 @@ class _Lazy:
         if self._r is None:
             self._r = self.ds.retriever(self.kind)
         return self._r.search(query, k)
+
+
+class _LazyEmbedder:
+    """Loads the sentence embedder (~15 s cold) only when a method first uses it."""
+
+    def __getattr__(self, name: str):
+        from .knowledge.dense import get_embedder
+        return getattr(get_embedder(), name)

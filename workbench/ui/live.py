@@ -1,0 +1,209 @@
+"""Runs started from the UI execute in a background thread, so the page never freezes.
+
+A :class:`LiveBatch` runs one or more jobs (method + overrides) on one question, one
+after another (Compare), through :func:`workbench.runner.execute` — the same path as
+the CLI, so runs are stored identically. The worker only appends events to a list;
+the page folds them into its own :class:`~workbench.trace.Trace` on the script thread
+(:meth:`LiveBatch.view`), so no trace is read while another thread mutates it.
+``stop()`` closes the event stream at the next event, which the runner stores as
+``interrupted``.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import trace as T
+from ..llm.base import LLMError
+from . import data as uidata
+from .gold import golds_of, judge
+
+
+@dataclass
+class Job:
+    method: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+
+
+@dataclass
+class JobState:
+    job: Job
+    events: list[T.Event] = field(default_factory=list)
+    status: str = "pending"          # pending | starting | running | finished | failed | ...
+    error: str | None = None
+    run_id: str | None = None
+    started: float | None = None
+    ended: float | None = None
+    first_node_s: float | None = None
+    verdict: dict[str, Any] | None = None
+    _trace: T.Trace = field(default_factory=T.Trace)
+    _applied: int = 0
+
+
+def make_context(method: str, llm: Any, dataset: str, overrides: dict[str, Any] | None,
+                 question_id: str | None, settings: Any) -> tuple[Any, Any]:
+    """(method, RunContext): the workspace's builder, or the same by hand for a plug-in dataset."""
+    if not uidata.is_extra(dataset):
+        from ..workspace import build_context
+        return build_context(method, llm=llm, dataset=dataset, overrides=overrides,
+                             question_id=question_id, settings=settings)
+    from .. import config as cfgmod
+    from ..methods import get_method
+    from ..methods.base import RunContext
+    m = get_method(method)
+    ds = uidata.get_dataset(dataset)
+    retrievers = {}
+    if m.kind == "text":
+        for kind in ("bm25", "dense", "hybrid"):
+            try:
+                retrievers[kind] = ds.retriever(kind)
+            except (LookupError, ValueError, NotImplementedError):
+                pass
+    kg = ds.kg() if m.kind == "kg" and hasattr(ds, "kg") else None
+    gold = uidata.question_by_id(ds, question_id) if question_id else None
+    ctx = RunContext(llm=llm, config=cfgmod.build(m.Config, overrides), seed=settings.seed,
+                     retrievers=retrievers, kg=kg, gold=gold, dataset=dataset,
+                     extra={"default_retriever": settings.retriever, "k": settings.k})
+    return m, ctx
+
+
+class LiveBatch:
+    def __init__(self, jobs: list[Job], question: str, *, question_id: str | None,
+                 dataset: str, llm: Any, store: Any, settings: Any):
+        self.jobs = [JobState(j) for j in jobs]
+        self.question, self.question_id, self.dataset = question, question_id, dataset
+        self.llm, self.store, self.settings = llm, store, settings
+        self._stop = threading.Event()
+        self._first_node = threading.Event()
+        self._lock = threading.Lock()
+        self.started = time.monotonic()
+        self.current = 0
+        self.thread = threading.Thread(target=self._run, name="workbench-run", daemon=True)
+
+    # -- worker side --
+    def start(self) -> "LiveBatch":
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        from ..runner import execute
+        for i, js in enumerate(self.jobs):
+            if self._stop.is_set():
+                js.status, js.error = "interrupted", "stopped before it started"
+                continue
+            self.current = i
+            if i:
+                self._first_node.clear()
+            js.started = time.monotonic()
+            js.status = "starting"
+            try:
+                method, ctx = make_context(js.job.method, self.llm, self.dataset, js.job.overrides,
+                                           self.question_id, self.settings)
+            except Exception as e:      # noqa: BLE001 - shown as a readable message
+                js.status, js.error = "failed", _readable(e)
+                js.ended = time.monotonic()
+                continue
+            js.status = "running"
+            gen = execute(method, ctx, self.question, store=self.store,
+                          question_id=self.question_id)
+            try:
+                for ev in gen:
+                    if js.run_id is None:
+                        js.run_id = ev.run_id
+                    if ev.type == T.NODE_ADDED and js.first_node_s is None:
+                        js.first_node_s = time.monotonic() - js.started
+                        self._first_node.set()
+                    js.events.append(ev)
+                    if self._stop.is_set():
+                        gen.close()
+                        break
+            except Exception as e:      # noqa: BLE001 - the runner already closed the run
+                js.error = _readable(e)
+            fin = next((e for e in reversed(js.events) if e.type == T.RUN_FINISHED), None)
+            if fin is not None:
+                js.status = fin.data.get("status", "finished")
+                js.error = js.error or fin.data.get("error")
+            else:
+                js.status = "interrupted" if self._stop.is_set() else "failed"
+                if js.status == "interrupted":
+                    js.error = js.error or "stopped by the user"
+                self._reload(js)
+            js.ended = time.monotonic()
+            self._judge(js, ctx)
+
+    def _reload(self, js: JobState) -> None:
+        """After a stop the closed stream cannot yield its final event; the store has it."""
+        if self.store is None or js.run_id is None:
+            return
+        try:
+            evs = self.store.events(js.run_id)
+        except Exception:               # noqa: BLE001 - the live events are still shown
+            return
+        if evs:
+            with self._lock:
+                js.events, js._trace, js._applied = evs, T.Trace(), 0
+
+    def _judge(self, js: JobState, ctx: Any) -> None:
+        golds = golds_of(getattr(ctx, "gold", None))
+        if not golds or js.run_id is None:
+            return
+        fin = next((e for e in reversed(js.events) if e.type == T.RUN_FINISHED), None)
+        if fin is None:
+            return
+        verdict = judge(fin.data.get("answer"), golds, bool(fin.data.get("refused")))
+        js.verdict = verdict
+        if verdict is not None and self.store is not None and js.status != "interrupted":
+            try:
+                self.store.update_run(js.run_id, correct=bool(verdict["correct"]), metrics=verdict)
+            except Exception:           # noqa: BLE001 - correctness is a convenience here
+                pass
+
+    # -- page side --
+    def wait_first_node(self, timeout: float) -> bool:
+        """Block up to ``timeout`` s for the first node (so the first draw already has it)."""
+        return self._first_node.wait(timeout)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set() and self.running
+
+    @property
+    def running(self) -> bool:
+        return self.thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> bool:
+        self.thread.join(timeout)
+        return not self.thread.is_alive()
+
+    def view(self, i: int = 0) -> T.Trace:
+        """The job's trace, folded up to the events received so far (script thread only)."""
+        js = self.jobs[i]
+        with self._lock:
+            n = len(js.events)
+            for ev in js.events[js._applied:n]:
+                js._trace.apply(ev)
+            js._applied = n
+        return js._trace
+
+    def elapsed(self, i: int = 0) -> float:
+        js = self.jobs[i]
+        if js.started is None:
+            return 0.0
+        return (js.ended or time.monotonic()) - js.started
+
+
+def _readable(e: BaseException) -> str:
+    """One clear line for the page; the traceback only for unexpected errors (in an expander)."""
+    from ..config import ConfigError
+    from ..store import StoreError
+    if isinstance(e, (LLMError, ConfigError, StoreError, LookupError, FileNotFoundError)):
+        return str(e)
+    tb = traceback.format_exception_only(type(e), e)[-1].strip()
+    return f"Unexpected error while preparing the run: {tb}"

@@ -1,0 +1,89 @@
+"""SQL for the Runs and Annotate pages (aggregation happens in DuckDB, not pandas)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..store import Store
+
+
+def runs(st: Store, *, method: str | None = None, dataset: str | None = None,
+         status: str | None = None, correct: str = "any", annotation: str = "any",
+         text: str = "", question: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
+    """Runs with annotation counts and tags.
+
+    ``correct``: any | correct | incorrect | unjudged. ``annotation``: any | annotated |
+    unannotated | a tag id.
+    """
+    where, args = [], []
+    for col, val in (("r.method", method), ("r.dataset", dataset), ("r.status", status)):
+        if val:
+            where.append(f"{col} = ?")
+            args.append(val)
+    if correct == "correct":
+        where.append("r.correct = TRUE")
+    elif correct == "incorrect":
+        where.append("r.correct = FALSE")
+    elif correct == "unjudged":
+        where.append("r.correct IS NULL")
+    if annotation == "annotated":
+        where.append("EXISTS (SELECT 1 FROM annotations a WHERE a.run_id = r.run_id)")
+    elif annotation == "unannotated":
+        where.append("NOT EXISTS (SELECT 1 FROM annotations a WHERE a.run_id = r.run_id)")
+    elif annotation not in ("any", "", None):
+        where.append("EXISTS (SELECT 1 FROM annotations a WHERE a.run_id = r.run_id AND "
+                     "list_contains(CAST(a.tags AS VARCHAR[]), ?))")
+        args.append(annotation)
+    if text:
+        where.append("(r.question ILIKE ? OR r.answer ILIKE ? OR r.run_id ILIKE ?)")
+        args += [f"%{text}%"] * 3
+    if question:
+        where.append("r.question = ?")
+        args.append(question)
+    sql = f"""
+        WITH ann AS (
+            SELECT a.run_id, count(*) AS n_annotations,
+                   list_distinct(flatten(list(CAST(a.tags AS VARCHAR[])))) AS tags
+            FROM annotations a GROUP BY a.run_id)
+        SELECT r.run_id, r.created_at, r.status, r.method, r.dataset, r.question_id,
+               r.question, r.answer, r.correct, r.llm_calls,
+               coalesce(r.prompt_tokens, 0) + coalesce(r.completion_tokens, 0) AS tokens,
+               r.wall_ms, r.model_name, r.error,
+               coalesce(ann.n_annotations, 0) AS n_annotations, ann.tags
+        FROM runs r LEFT JOIN ann ON ann.run_id = r.run_id
+        {"WHERE " + " AND ".join(where) if where else ""}
+        ORDER BY r.created_at DESC LIMIT ?"""
+    return st.query(sql, args + [limit])
+
+
+def distinct(st: Store, column: str) -> list[str]:
+    if column not in ("method", "dataset", "status", "model_name"):
+        raise ValueError(column)
+    return [r["v"] for r in st.query(
+        f"SELECT DISTINCT {column} AS v FROM runs WHERE {column} IS NOT NULL ORDER BY v")]
+
+
+def tag_counts(st: Store, run_id: str | None = None, method: str | None = None) -> list[dict[str, Any]]:
+    where, args = [], []
+    if run_id:
+        where.append("a.run_id = ?")
+        args.append(run_id)
+    if method:
+        where.append("r.method = ?")
+        args.append(method)
+    return st.query(f"""
+        SELECT t AS tag, r.method AS method, count(*) AS n
+        FROM annotations a JOIN runs r ON r.run_id = a.run_id,
+             unnest(CAST(a.tags AS VARCHAR[])) AS u(t)
+        {"WHERE " + " AND ".join(where) if where else ""}
+        GROUP BY t, r.method ORDER BY n DESC""", args)
+
+
+def all_annotations(st: Store, run_id: str | None = None) -> list[dict[str, Any]]:
+    return st.annotations(run_id)
+
+
+def questions_with_runs(st: Store, limit: int = 200) -> list[dict[str, Any]]:
+    return st.query("""
+        SELECT question, count(*) AS n_runs, list(DISTINCT method) AS methods,
+               max(created_at) AS last
+        FROM runs GROUP BY question ORDER BY last DESC LIMIT ?""", [limit])

@@ -1,0 +1,583 @@
+"""Reusable Streamlit widgets: page set-up, errors, knobs, graph, inspector, what-if.
+
+Untrusted text (passages, model output, prompts, node text) is shown with
+``st.code`` / ``st.text`` / dataframes, or through :func:`~workbench.viz.safe.md_escape`
+in markdown; the only raw HTML is the token heatmap and the legend, whose text is
+escaped (heatmap) or fixed by the workbench (legend). No ``unsafe_allow_html``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import streamlit as st
+
+from .. import config as cfgmod
+from .. import settings as settings_mod
+from ..annotations import label as tag_label
+from ..store import Store, StoreError
+from ..viz import whatif as wi
+from ..viz.graph import build_view
+from ..viz.heatmap import token_heatmap_html
+from ..viz.inspect import node_call_ids, node_details, run_summary
+from ..viz.safe import esc, md_escape, shorten
+from . import data as uidata
+from .component import graph as graph_component
+
+# ---------------------------------------------------------------- set-up, errors, store
+
+
+_CSS = """<style>
+.block-container { padding-top: 2.2rem; padding-bottom: 1.5rem; }
+h1 { font-size: 1.75rem !important; padding: 0 0 0.4rem 0 !important; }
+[data-testid="stMetricValue"] { font-size: 1.35rem; }
+[data-testid="stMetricLabel"] p { font-size: 0.8rem; }
+</style>"""
+
+
+def _ensure_navigation() -> None:
+    """A first request straight to /ask (say) after a server start runs the page in
+    Streamlit's legacy pages/-folder mode, bypassing streamlit_app.py's st.navigation (its
+    page list, layout and titles). Leave that mode and rerun: the entry script then
+    resolves the same URL through st.navigation."""
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:         # pragma: no cover - a Streamlit without this internals
+        return
+    if PagesManager.uses_pages_directory and _has_ctx() and not _under_apptest():
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def _under_apptest() -> bool:
+    """AppTest resets Streamlit's pages/-folder flag before every run and mocks the
+    runtime; rerunning there would swallow the widget interaction being tested."""
+    try:
+        from streamlit.runtime import Runtime
+        return type(Runtime._instance).__name__ in ("MagicMock", "Mock")
+    except Exception:      # noqa: BLE001
+        return False
+
+
+def setup_page(*, warm_up: bool = False) -> Any:
+    """Plug-ins, compact styling, settings; returns the Settings. Call at the top of every page.
+
+    ``warm_up`` starts loading the model, embedder and default index in the background
+    (pages that run methods), so the first run does not wait for them.
+    """
+    _ensure_navigation()
+    st.html(_CSS)
+    for err in uidata.load_plugins():
+        st.warning(err)
+    s = settings_mod.load()
+    if warm_up:
+        from . import warm
+        warm.start(s)
+    return s
+
+
+def warm_status(settings: Any) -> None:
+    """A caption while the background warm-up is still loading things."""
+    from . import warm
+    stt = warm.status(settings)
+    if stt and not stt.get("done"):
+        st.caption(f":material/hourglass_top: Warming up ({stt.get('step')}): the model, the "
+                   "embedder and the retrieval index load once per process; a run started now "
+                   "waits for them.")
+
+
+def error(message: str, hint: str | None = None, *, icon: str = ":material/error:") -> None:
+    st.error(message + (f"\n\n{hint}" if hint else ""), icon=icon)
+
+
+def friendly(e: BaseException) -> str:
+    """A readable message for an exception (no traceback)."""
+    from ..llm.base import ContextOverflowError, ModelFileError
+    if isinstance(e, ModelFileError):
+        return f"Model missing or unusable: {e} (Settings → model)."
+    if isinstance(e, ContextOverflowError):
+        return f"Context overflow: {e}"
+    if isinstance(e, (StoreError, cfgmod.ConfigError, LookupError, FileNotFoundError)):
+        return str(e)
+    return f"{type(e).__name__}: {e}"
+
+
+_STORES: dict[str, Store] = {}
+
+
+def store() -> Store:
+    """The run store for the current WORKBENCH_HOME (one object per path per process)."""
+    from .. import paths
+    p = str(paths.store_path())
+    if p not in _STORES:
+        _STORES[p] = Store(p)
+    return _STORES[p]
+
+
+def store_or_stop() -> Store:
+    try:
+        return store()
+    except StoreError as e:
+        error(str(e))
+        st.stop()
+        raise
+
+
+def _has_ctx() -> bool:
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+        return get_script_run_ctx(suppress_warning=True) is not None
+    except Exception:      # noqa: BLE001
+        return False
+
+
+# ---------------------------------------------------------------- knobs
+
+
+def knob_inputs(cfg_cls: type, key: str, initial: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Widgets for a typed config; returns the overrides that differ from the defaults."""
+    initial = initial or {}
+    specs = cfgmod.knobs(cfg_cls)
+    out: dict[str, Any] = {}
+    groups: dict[str, list[cfgmod.KnobSpec]] = {}
+    for sp in specs:
+        groups.setdefault("Ablations" if sp.ablation else (sp.group or "Settings"), []).append(sp)
+    cols_per_row = 2
+    for gname, items in groups.items():
+        if len(groups) > 1:
+            st.caption(gname)
+        cols = st.columns(cols_per_row)
+        for i, sp in enumerate(items):
+            with cols[i % cols_per_row]:
+                val = _knob_widget(sp, f"{key}__{sp.name}", initial.get(sp.name, sp.default))
+            if val is _INVALID:
+                continue
+            if val != sp.default:
+                out[sp.name] = val
+    return out
+
+
+_INVALID = object()
+
+
+def _knob_widget(sp: cfgmod.KnobSpec, key: str, value: Any) -> Any:
+    """One widget; its initial value goes through session state (never both ways)."""
+    help_ = sp.description or None
+    label = sp.name
+    ss = st.session_state
+    if sp.choices:
+        opts = list(sp.choices)
+        if ss.get(key) not in opts:
+            ss[key] = value if value in opts else opts[0]
+        return st.selectbox(label, opts, key=key, help=help_)
+    if sp.type == "bool":
+        if key not in ss:
+            ss[key] = bool(value)
+        return st.toggle(label, key=key, help=help_)
+    if sp.type == "int":
+        if key not in ss:
+            ss[key] = int(value)
+        return int(st.number_input(label, step=1, key=key, help=help_,
+                                   min_value=int(sp.min) if sp.min is not None else None,
+                                   max_value=int(sp.max) if sp.max is not None else None))
+    if sp.type == "float":
+        if key not in ss:
+            ss[key] = float(value)
+        step = 0.01 if abs(float(ss[key])) < 1 else 0.1
+        return float(st.number_input(label, step=step, format="%.4g", key=key, help=help_,
+                                     min_value=float(sp.min) if sp.min is not None else None,
+                                     max_value=float(sp.max) if sp.max is not None else None))
+    if sp.type in ("list", "dict"):
+        if key not in ss:
+            ss[key] = json.dumps(value)
+        elif not isinstance(ss[key], str):
+            ss[key] = json.dumps(ss[key])
+        raw = st.text_area(label, key=key, help=help_, height=68)
+        try:
+            return cfgmod.coerce(sp, raw)
+        except cfgmod.ConfigError as e:
+            st.caption(f":material/warning: {e}")
+            return _INVALID
+    if key not in ss:
+        ss[key] = str(value)
+    return st.text_input(label, key=key, help=help_)
+
+
+# ---------------------------------------------------------------- graph, legend, status
+
+
+def legend(items: list[tuple]) -> None:
+    """Colour chips for the states on screen (fixed workbench labels, no run text)."""
+    chips = "".join(
+        f'<span style="display:inline-block;margin:0 6px 4px 0;padding:1px 7px;font-size:12px;'
+        f'border-radius:4px;background:{esc(fill)};border:2px {"dashed" if dashed else "solid"} '
+        f'{esc(border)}">{esc(label)}</span>' for _, label, fill, border, dashed in items)
+    st.html(f'<div class="wb-legend">{chips}</div>')
+
+
+def status_line(summary: dict[str, Any], *, status: str, elapsed_s: float,
+                error_msg: str | None = None) -> None:
+    icon = {"running": ":material/progress_activity:", "starting": ":material/hourglass_top:",
+            "finished": ":green[:material/check_circle:]", "refused": ":orange[:material/block:]",
+            "failed": ":red[:material/error:]", "interrupted": ":material/stop_circle:",
+            "pending": ":material/schedule:"}.get(status, "•")
+    phase = summary.get("phase") or "-"
+    ppl = summary.get("mean_perplexity")
+    parts = [f"{icon} **{md_escape(status)}**", f"phase **{md_escape(phase)}**",
+             f"{summary.get('nodes', 0)} nodes", f"{summary.get('llm_calls', 0)} LLM calls",
+             f"{summary.get('tokens', 0)} tokens", f"{elapsed_s:.1f} s"]
+    if ppl is not None:
+        parts.append(f"mean PPL {ppl:.2f}")
+    st.markdown(" · ".join(parts))
+    if status == "starting":
+        st.caption("Preparing the run: dataset, retrievers and embedder (the first run after a "
+                   "start also builds the retrieval index).")
+    if error_msg and status in ("failed", "interrupted"):
+        (st.error if status == "failed" else st.info)(error_msg)
+
+
+def draw_graph(trace: Any, *, key: str, view: str | None = None, whatif: Any = None,
+               badges: dict[str, list[str]] | None = None, height: int = 520,
+               empty: str = "The graph appears here as the method runs.") -> str | None:
+    """Draw the trace; returns a node id when the user clicked one since the last call."""
+    sel = st.session_state.get(f"{key}__node")
+    v = view or (trace.meta or {}).get("view") or "graph"
+    data = build_view(trace, view=v, whatif=whatif, badges=badges, selected=sel)
+    st.session_state[f"{key}__view"] = data          # tests and exports read this
+    node, t = graph_component(data, key=f"{key}__graph", height=height, empty=empty)
+    clicked = None
+    last = st.session_state.get(f"{key}__click_t")
+    if node and t != last:
+        st.session_state[f"{key}__click_t"] = t
+        if node in trace.nodes:
+            st.session_state[f"{key}__node"] = node
+            st.session_state[f"{key}__sel"] = node
+            st.session_state[f"{key}__auto"] = None
+            clicked = node
+    legend(data["legend"])
+    if data.get("hidden"):
+        st.caption(f"{data['hidden']} more nodes are not drawn (cap); use the node list.")
+    return clicked
+
+
+def node_picker(trace: Any, *, key: str) -> str | None:
+    """Select a node (kept in sync with clicks on the graph).
+
+    Until the user picks a node, the selection follows the run: the newest node while
+    it grows, then the answer node.
+    """
+    ids = list(trace.nodes)
+    if not ids:
+        return None
+    ss = st.session_state
+    ans = (trace.answer or {}).get("node_id")
+    auto = ans if ans in trace.nodes else ids[-1]
+    cur = ss.get(f"{key}__sel")
+    if cur not in trace.nodes or cur == ss.get(f"{key}__auto"):
+        ss[f"{key}__sel"] = auto           # the user has not chosen: follow the run
+    ss[f"{key}__auto"] = auto
+
+    def fmt(nid: str) -> str:          # stable while the node's state changes
+        n = trace.nodes[nid]
+        return f"{nid} · {n.kind} · {shorten(n.text, 56)}"
+
+    nid = st.selectbox("Node", ids, key=f"{key}__sel", format_func=fmt,
+                       help="Or click a node in the graph.")
+    ss[f"{key}__node"] = nid
+    return nid
+
+
+# ---------------------------------------------------------------- inspector
+
+
+def _num(v: Any, nd: int = 3) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{nd}g}" if math.isfinite(v) else str(v)
+    return str(v)
+
+
+def _secs(ms: Any) -> str:
+    if ms is None:
+        return "–"
+    ms = float(ms)
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+
+
+def inspector(trace: Any, node_id: str | None, *, key: str) -> None:
+    if not node_id or node_id not in trace.nodes:
+        st.caption("Select a node to inspect it.")
+        return
+    d = node_details(trace, node_id)
+    st.markdown(f"**{md_escape(d['id'])}** · {md_escape(d['kind'])} · "
+                f"state **{md_escape(d['state'])}**" + (f" · layer {d['layer']}" if d["layer"] else "")
+                + (" · :material/flag: answer node" if d["is_answer_node"] else ""))
+    st.code(d["text"] or "(no text)", language=None, wrap_lines=True)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Perplexity", _num(d["perplexity"]))
+    c2.metric("Confidence", _num(d["confidence"]))
+    c3.metric("LLM calls", f"{len(d['llm_calls'])}", help=f"{_secs(d['latency_ms'])} in total")
+    if d["scores"]:
+        has_thr = any(r["threshold"] is not None for r in d["scores"])
+        rows = []
+        for r in d["scores"]:
+            row = {"score": r["score"], "value": r["value"]}
+            if has_thr:
+                row.update(threshold="–" if r["threshold"] is None else r["threshold"],
+                           margin="–" if r["margin"] is None else r["margin"],
+                           verdict={True: "passes", False: "fails", None: "–"}[r["passes"]])
+            rows.append(row)
+        st.dataframe(rows, hide_index=True, width="stretch")
+    tabs = st.tabs(["Evidence", "LLM calls", "Links", "Details"])
+    with tabs[0]:
+        if d["queries"]:
+            for i, q in enumerate(d["queries"]):
+                st.markdown(f"**Query {i + 1}:** {md_escape(q)}")
+            st.dataframe([{k: r[k] for k in ("retrieval", "rank", "retriever", "score", "title",
+                                             "text")} for r in d["evidence"]],
+                         hide_index=True, width="stretch",
+                         column_config={"text": st.column_config.TextColumn(width="large")})
+        else:
+            st.caption("Nothing was retrieved for this node.")
+        for k, v in d["knowledge"].items():
+            st.markdown(f"**Aggregated knowledge** ({md_escape(k)})")
+            st.code(v if isinstance(v, str) else json.dumps(v, indent=1, default=str),
+                    language=None, wrap_lines=True)
+        for k, v in d["answers"].items():
+            st.markdown(f"**{md_escape(k)}**")
+            st.code(v if isinstance(v, str) else json.dumps(v, indent=1, default=str),
+                    language=None, wrap_lines=True)
+    with tabs[1]:
+        calls = d["llm_calls"]
+        if not calls:
+            st.caption("No LLM call is attached to this node.")
+        else:
+            labels = [f"{i + 1}. {c['purpose'] or 'call'} · {_secs(c['latency_ms'])} · "
+                      f"{c['completion_tokens']} tok · PPL {_num(c['perplexity'])}"
+                      for i, c in enumerate(calls)]
+            i = st.selectbox("Call", range(len(calls)), format_func=lambda j: labels[j],
+                             key=f"{key}__call_{node_id}") if len(calls) > 1 else 0
+            c = calls[i]
+            m1, m2 = st.columns(2)
+            m1.metric("Perplexity", _num(c["perplexity"]))
+            m2.metric("Confidence", _num(c["confidence"]))
+            m3, m4 = st.columns(2)
+            m3.metric("Latency", _secs(c["latency_ms"]))
+            m4.metric("Tokens", f"{c['prompt_tokens']}+{c['completion_tokens']}",
+                      help="prompt + completion")
+            st.caption("Output, coloured by token probability (hover a token for its logprob):")
+            if c["tokens"]:
+                st.html(token_heatmap_html(c["tokens"]))
+            else:
+                st.code(c["output"], language=None, wrap_lines=True)
+                st.caption("No per-token logprobs were recorded for this call.")
+            with st.expander("Prompt sent"):
+                st.code(c["prompt"], language=None, wrap_lines=True)
+            st.caption(f"finish: {c['finish_reason']} · cached prompt tokens: "
+                       f"{c['cached_prompt_tokens']} · phase: {c['phase'] or '-'}")
+    with tabs[2]:
+        for title, items in (("Parents", d["parents"]), ("Children", d["children"])):
+            st.markdown(f"**{title}**")
+            if not items:
+                st.caption("none")
+            for it in items:
+                if st.button(f"{it['id']} · {shorten(it['text'], 60)}",
+                             key=f"{key}__go_{node_id}_{title}_{it['id']}"):
+                    st.session_state[f"{key}__node"] = it["id"]
+                    st.session_state[f"{key}__sel"] = it["id"]
+                    st.rerun(scope="fragment") if _in_fragment() else st.rerun()
+        if d["paths"]:
+            st.markdown("**Paths through this node**")
+            st.dataframe([{"path": p["path_id"], "state": p["state"], "nodes": " → ".join(p["nodes"])}
+                          for p in d["paths"]], hide_index=True, width="stretch")
+    with tabs[3]:
+        if d["attrs"]:
+            st.json(d["attrs"], expanded=False)
+        if d["events"]:
+            st.caption("Method events about this node")
+            st.dataframe([{"seq": e["seq"], "type": e["type"],
+                           "data": shorten(json.dumps(e["data"], default=str), 200)}
+                          for e in d["events"]], hide_index=True, width="stretch")
+        if not d["attrs"] and not d["events"]:
+            st.caption("No further attributes.")
+
+
+def _in_fragment() -> bool:
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+        ctx = get_script_run_ctx(suppress_warning=True)
+        return bool(ctx and ctx.current_fragment_id)
+    except Exception:      # noqa: BLE001
+        return False
+
+
+def answer_box(trace: Any, verdict: dict[str, Any] | None = None) -> None:
+    ans = trace.answer
+    if not ans:
+        return
+    if ans.get("refused"):
+        st.warning("The method refused to answer: " + md_escape(ans.get("reason") or ans.get("text") or ""))
+    else:
+        mark = ""
+        if verdict is not None:
+            mark = (" · :material/check_circle: correct" if verdict.get("correct")
+                    else " · :material/cancel: incorrect")
+        st.success("**Answer:** " + md_escape(ans.get("text") or "") + mark)
+    gold = (trace.meta or {}).get("gold") or {}
+    if gold.get("answers"):
+        st.caption("Gold: " + md_escape(" | ".join(map(str, gold["answers"]))))
+
+
+# ---------------------------------------------------------------- what-if
+
+
+def whatif_panel(trace: Any, *, key: str, method_cls: Any = None) -> tuple[Any, dict | None]:
+    """Threshold sliders over stored scores; returns (WhatIf or None, re-run overrides or None)."""
+    from ..viz.figures import score_histogram
+    specs = wi.threshold_specs(trace, method_cls)
+    if not specs:
+        st.caption("This method declares no threshold decisions on stored scores, so there is "
+                   "nothing to re-threshold.")
+        return None, None
+    names = [s.score for s in specs]
+    i = st.selectbox("Decision", range(len(specs)), key=f"{key}__wi_spec",
+                     format_func=lambda j: f"{specs[j].score} via {specs[j].knob} "
+                                           f"({specs[j].direction})"
+                                           + (" — inferred" if specs[j].inferred else "")
+                     ) if len(specs) > 1 else 0
+    spec = specs[i]
+    if spec.target == "none":
+        st.caption(f"No stored values of '{names[i]}' in this run yet.")
+        return None, None
+    st.caption("Move the slider: nodes are re-coloured and paths recomputed from the stored "
+               "scores, with no LLM call."
+               + (f" ({spec.describe()}; not declared by the method, read from the stored "
+                  f"paths)" if spec.inferred else ""))
+    if spec.is_topk:
+        hi = max(1, int(spec.hi))
+        default = int(min(hi, spec.value if spec.value is not None else hi))
+        t = st.slider(f"{spec.knob} (keep top-k by {spec.score})", 0, hi, default,
+                      key=f"{key}__wi_t_{spec.score}_{trace.run_id}")
+    else:
+        lo, hi = float(spec.lo), float(spec.hi)
+        default = float(spec.value) if spec.value is not None else (lo + hi) / 2
+        default = min(max(default, lo), hi)
+        step = max((hi - lo) / 200.0, 1e-6)
+        t = st.slider(f"{spec.knob} ({spec.describe()})", lo, hi, default, step=step,
+                      key=f"{key}__wi_t_{spec.score}_{trace.run_id}", format="%.4g")
+    moved = spec.value is None or abs(float(t) - float(spec.value)) > 1e-12
+    on = st.toggle("Colour by pass / fail at this threshold", key=f"{key}__wi_on", value=False,
+                   help="On by itself once the slider moves away from the run's value.") or moved
+    w = wi.apply(trace, spec, t)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("pass / fail", f"{w.n_pass} / {w.n_fail}")
+    c2.metric("verdicts changed", len(w.changed))
+    c3.metric("surviving paths", f"{len(w.surviving)} / {len(w.paths)}")
+    if w.total_hits:
+        st.caption(f"Retrieved items kept at this threshold: {sum(w.kept_hits.values())} of "
+                   f"{sum(w.total_hits.values())}")
+    if w.changed:
+        st.caption("Changed: " + ", ".join(w.changed[:20]) + (" …" if len(w.changed) > 20 else ""))
+    if spec.values:
+        st.plotly_chart(score_histogram(spec.values, None if spec.is_topk else t,
+                                        name=spec.score, direction=spec.direction),
+                        key=f"{key}__wi_hist", config={"displayModeBar": False})
+    rerun = None
+    if moved:
+        if st.button(f"Re-run with {spec.knob} = {t:.4g}" if not spec.is_topk else
+                     f"Re-run with {spec.knob} = {int(t)}", key=f"{key}__wi_rerun"):
+            rerun = {spec.knob: int(t) if spec.is_topk else float(t)}
+    return (w if on else None), rerun
+
+
+def summary_row(trace: Any, label: str, verdict: dict[str, Any] | None, wall_s: float | None) -> dict:
+    s = run_summary(trace)
+    return {"label": label, "status": s["status"], "answer": s["answer"],
+            "correct": None if verdict is None else bool(verdict.get("correct")),
+            "llm_calls": s["llm_calls"], "tokens": s["tokens"],
+            "wall_s": round(wall_s if wall_s is not None else s["elapsed_ms"] / 1000.0, 2),
+            "mean_ppl": None if s["mean_perplexity"] is None else round(s["mean_perplexity"], 3),
+            "nodes": s["nodes"], "paths": s["paths"]}
+
+
+def tag_text(tags: list[str]) -> str:
+    return ", ".join(tag_label(t) for t in tags)
+
+
+# ---------------------------------------------------------------- pickers
+
+OWN = "__own__"
+
+
+def question_picker(ds_name: str, *, key: str) -> tuple[str, str | None, Any]:
+    """A dataset question or one typed by the user: (text, question id, Question)."""
+    qs: list[Any] = []
+    try:
+        qs = uidata.questions(uidata.get_dataset(ds_name))
+    except uidata.DatasetError as e:
+        st.warning(str(e) + " You can still type a question if the method needs no corpus.")
+    except Exception as e:   # noqa: BLE001 - a broken importer must not break the page
+        st.warning(f"Dataset {ds_name!r} could not be read: {friendly(e)}")
+    qmap = {q.id: q for q in qs}
+    options = [OWN] + list(qmap)
+    k = f"{key}__q"
+    if st.session_state.get(k) not in options:
+        st.session_state[k] = options[1] if len(options) > 1 else OWN
+    if not qs:
+        st.caption(f"Dataset {ds_name!r} has no questions; type your own.")
+
+    def fmt(i: str) -> str:
+        return "✎ Type your own question…" if i == OWN else f"{shorten(qmap[i].question, 110)}  [{i}]"
+
+    pick = st.selectbox("Question", options, key=k, format_func=fmt)
+    if pick == OWN:
+        text = st.text_input("Your question", key=f"{key}__own",
+                             placeholder="e.g. Who directed the film that won …?")
+        return text.strip(), None, None
+    q = qmap[pick]
+    return q.question, q.id, q
+
+
+PREFERRED_METHODS = ("crp-rag", "par-rag", "standard-rag", "vanilla")
+
+
+def default_method(names: list[str], offset: int = 0) -> str:
+    pref = [m for m in PREFERRED_METHODS if m in names] + [m for m in names
+                                                            if m not in PREFERRED_METHODS]
+    return pref[min(offset, len(pref) - 1)]
+
+
+def method_picker(methods: dict[str, type], *, key: str, label: str = "Method",
+                  offset: int = 0) -> str:
+    names = list(methods)
+    k = f"{key}__m"
+    if st.session_state.get(k) not in names:
+        st.session_state[k] = default_method(names, offset)
+
+    def fmt(n: str) -> str:
+        c = methods[n]
+        t = getattr(c, "title", "") or n
+        return f"{t} ({n})" if t != n else n
+
+    return st.selectbox(label, names, key=k, format_func=fmt)
+
+
+def method_help(cls: type) -> None:
+    desc = getattr(cls, "description", "") or ""
+    bits = [f"kind: {getattr(cls, 'kind', '?')}", f"view: {getattr(cls, 'view', 'graph')}"]
+    thr = getattr(cls, "thresholds", {}) or {}
+    if thr:
+        bits.append("what-if: " + ", ".join(f"{k} via {v[0]}" for k, v in thr.items()))
+    st.caption(md_escape(desc) + ("  \n" if desc else "") + " · ".join(bits))
+
+
+def nodes_table(trace: Any) -> None:
+    rows = []
+    for n in trace.nodes.values():
+        sc = ", ".join(f"{k}={_num(v)}" for k, v in list(n.scores.items())[:4])
+        rows.append({"id": n.id, "kind": n.kind, "state": n.state, "layer": n.layer,
+                     "scores": sc, "retrieved": sum(len(e.get("hits", [])) for e in n.evidence),
+                     "llm calls": len(node_call_ids(trace, n)), "text": shorten(n.text, 160)})
+    st.dataframe(rows, hide_index=True, width="stretch")
