@@ -1,0 +1,103 @@
+"""Text methods on the demo questions with the default model: LLM calls, tokens, wall time and
+answer accuracy (contains-gold; a refusal or failure counts as wrong).
+
+    python benchmarks/methods_text.py [--methods crp-rag,par-rag,...] [--limit N]
+                                      [--set crp-rag.max_nodes=8 ...] [--store]
+
+Prints one row per method and, as its last line, one JSON object of the figures.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from workbench.config import parse_sets  # noqa: E402
+from workbench.datasets import load_dataset  # noqa: E402
+from workbench.llm.registry import load_backend  # noqa: E402
+from workbench.methods.common import contains_gold  # noqa: E402
+from workbench.runner import run_to_end  # noqa: E402
+from workbench.workspace import build_context  # noqa: E402
+
+METHODS = ["vanilla", "standard-rag", "ircot", "crp-rag", "par-rag"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--dataset", default="demo")
+    ap.add_argument("--limit", type=int, default=0, help="first N answerable questions (0 = all)")
+    ap.add_argument("--set", action="append", default=[], metavar="METHOD.KEY=VALUE")
+    ap.add_argument("--store", action="store_true", help="also store every run in the Store")
+    ap.add_argument("--verbose", action="store_true", help="one line per run")
+    ap.add_argument("--threads", type=int, help="llama.cpp threads (default: Settings; 1 is "
+                    "faster when other processes share the cores)")
+    args = ap.parse_args()
+
+    overrides: dict[str, dict[str, str]] = {}
+    for k, v in parse_sets(args.set).items():
+        meth, _, key = k.partition(".")
+        overrides.setdefault(meth, {})[key] = v
+    ds = load_dataset(args.dataset)
+    qs = [q for q in ds.questions if q.answerable and q.answers]
+    if args.limit:
+        qs = qs[: args.limit]
+    be = load_backend(n_threads=args.threads)
+    store = None
+    if args.store:
+        from workbench.store import Store
+        store = Store()
+    print(f"model {be.info.name} ({be.info.quantization}), dataset {ds.name}, "
+          f"{len(qs)} questions, {os.cpu_count()} CPU cores", flush=True)
+    # warm up: embedder, indexes and the model's first call are not charged to a method
+    m, ctx = build_context("standard-rag", llm=be, dataset=args.dataset)
+    run_to_end(m, ctx, qs[0].question)
+
+    figures: dict[str, dict[str, float]] = {}
+    print(f"{'method':14s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
+          f"{'acc':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
+    for name in args.methods.split(","):
+        calls, toks, walls, correct, refused, failed = [], [], [], 0, 0, 0
+        for q in qs:
+            m, ctx = build_context(name, llm=be, dataset=args.dataset,
+                                   overrides=overrides.get(name), question_id=q.id)
+            t0 = time.perf_counter()
+            tr = run_to_end(m, ctx, q.question, store=store, question_id=q.id)
+            wall = time.perf_counter() - t0
+            tot = tr.summary.get("totals", {})
+            calls.append(tot.get("llm_calls", 0))
+            toks.append(tot.get("prompt_tokens", 0) + tot.get("completion_tokens", 0))
+            walls.append(wall)
+            ans = tr.answer or {}
+            ok = bool(ans) and not ans.get("refused") and \
+                contains_gold(ans.get("text", ""), q.gold_answers)
+            correct += ok
+            refused += bool(ans.get("refused"))
+            failed += tr.status == "failed"
+            if args.verbose:
+                print(f"  {name} {q.id}: {ans.get('text')!r} gold={q.answers!r} "
+                      f"{'OK' if ok else '--'} calls={calls[-1]} {wall:.1f}s [{tr.status}]",
+                      flush=True)
+        n = len(qs)
+        f = {"n": n, "mean_llm_calls": round(statistics.mean(calls), 2),
+             "mean_tokens": round(statistics.mean(toks), 1),
+             "mean_wall_s": round(statistics.mean(walls), 2),
+             "accuracy": round(correct / n, 3), "refusal_rate": round(refused / n, 3),
+             "failed": failed}
+        figures[name] = f
+        print(f"{name:14s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
+              f"{f['mean_wall_s']:7.2f} {f['accuracy']:5.2f} {f['refusal_rate']:7.2f} "
+              f"{failed:6d}", flush=True)
+    print(json.dumps({"model": be.info.name, "dataset": ds.name, "questions": len(qs),
+                      "cpu_cores": os.cpu_count(), "methods": figures}))
+
+
+if __name__ == "__main__":
+    main()

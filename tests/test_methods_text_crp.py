@@ -1,0 +1,292 @@
+"""CRP-RAG control flow with the scripted backend: one test per spec rule."""
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from workbench import config as cfgmod
+from workbench.knowledge.types import Hit
+from workbench.llm.scripted import ScriptedBackend
+from workbench.methods import get_method
+from workbench.methods.base import RunContext
+from workbench.methods.common import trace_problems
+from workbench.methods.prompts import crp_rag as P
+from workbench.runner import run_to_end
+
+Q = "Which studio produced the film directed by Hayao Miyazaki in 2001?"
+
+
+class TinyRetriever:
+    name = "dense"
+
+    def __init__(self):
+        self.queries: list[str] = []
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        self.queries.append(query)
+        return [Hit(f"d{i}", f"Doc {i}", f"Passage {i} about {query}", "dense", 1.0 - i / 10, i)
+                for i in range(1, min(k, 2) + 1)]
+
+
+class FakeEmbedder:
+    """Deterministic vectors: texts sharing a 'topic' word get the same direction."""
+    name = "fake"
+
+    def __init__(self, groups: dict[str, list[float]]):
+        self.groups = groups
+
+    def encode(self, texts, **_):
+        single = isinstance(texts, str)
+        out = []
+        for t in ([texts] if single else texts):
+            v = next((np.asarray(vec, np.float32) for key, vec in self.groups.items()
+                      if key in t), None)
+            if v is None:      # unique direction per text
+                rng = np.random.default_rng(abs(hash(t)) % (2 ** 32))
+                v = rng.normal(size=8).astype(np.float32)
+            out.append(v / np.linalg.norm(v))
+        arr = np.stack(out)
+        return arr[0] if single else arr
+
+
+def last_user(prompt: str) -> str:
+    return prompt.rsplit("<user>", 1)[-1]
+
+
+def gen_router(plan: dict[str, list[dict]]):
+    """P_gen outputs by the last step in 'Steps done' (or 'none' for the root), cycling."""
+    counters: dict[str, int] = {}
+
+    def text(prompt: str) -> str:
+        u = last_user(prompt)
+        steps = re.findall(r"^\d+\. (.*)$", u, re.M)
+        key = steps[-1] if steps else "none"
+        outs = plan[key]
+        i = counters.get(key, 0)
+        counters[key] = i + 1
+        return json.dumps(outs[i % len(outs)])
+    return text
+
+
+def make_backend(plan, evals: dict[str, tuple[str, float]], default_eval=("Answer.", -0.05)):
+    be = ScriptedBackend()
+    be.add(P.GEN_TAG, gen_router(plan))
+    be.add(P.COMBINE_TAG, lambda p: json.dumps(
+        {"step": "Find the studio of the film (merged).", "is_final": True}))
+    be.add(P.AGG_TAG, lambda p: "Knowledge for " + re.search(r"Step: (.*)", last_user(p)).group(1))
+    for step, (ans, lp) in evals.items():
+        be.add(f"Step: {step}\nAnswer:", ans, logprob=lp)
+    be.add(P.EVAL_TAG, default_eval[0], logprob=default_eval[1])
+    be.add(P.STEP_TAG, lambda p: "Result of " + re.search(r"Current step: (.*)",
+                                                         last_user(p)).group(1))
+    be.add(P.ABSTRACT_TAG, {"final_answer": "Studio Ghibli", "details": "paths agree"})
+    be.add(P.PATH_TAG, "Studio Ghibli")
+    return be
+
+
+# Two root proposals (A, B); each proposes a final step about the studio -> merged node
+DIAMOND = {
+    "none": [{"step": "Find the film directed by Hayao Miyazaki in 2001.", "is_final": False},
+             {"step": "Find the films released in 2001.", "is_final": False}],
+    "Find the film directed by Hayao Miyazaki in 2001.": [
+        {"step": "Find the studio of that film.", "is_final": True}],
+    "Find the films released in 2001.": [
+        {"step": "Find the studio that produced that film.", "is_final": True}],
+}
+A = "Find the film directed by Hayao Miyazaki in 2001."
+B = "Find the films released in 2001."
+
+
+def run(be, overrides=None, embedder=None, retriever=None):
+    m = get_method("crp-rag")
+    ctx = RunContext(llm=be, config=cfgmod.build(m.Config, overrides or {}),
+                     retrievers={"dense": retriever or TinyRetriever()},
+                     embedder=embedder or FakeEmbedder({"studio": [1, 0, 0, 0, 0, 0, 0, 0]}))
+    tr = run_to_end(m, ctx, Q)
+    return tr
+
+
+def log_types(tr):
+    return [e["type"] for e in tr.log]
+
+
+def nodes_of(tr, kind=None, state=None):
+    return [n for n in tr.nodes.values()
+            if (kind is None or n.kind == kind) and (state is None or n.state == state)]
+
+
+def test_similar_proposals_merge_and_keep_all_parents():
+    tr = run(make_backend(DIAMOND, {}))
+    assert tr.status == "finished", tr.errors
+    assert not trace_problems(tr)
+    a = next(n.id for n in tr.nodes.values() if n.text == A)
+    b = next(n.id for n in tr.nodes.values() if n.text == B)
+    merged = [n for n in tr.nodes.values() if n.attrs.get("merged")]
+    assert len(merged) == 1
+    m = merged[0]
+    assert sorted(m.parents) == sorted([a, b])            # merged node keeps both parents
+    assert m.text == "Find the studio of the film (merged)."
+    assert len(m.attrs["merged_from"]) == 4                 # 2 samples under each of A and B
+    assert all(s[2] > 0.9 for s in m.attrs["merge_sims"])
+    ev = next(e for e in tr.log if e["type"] == "proposals_merged")
+    assert sorted(ev["data"]["parents"]) == sorted([a, b])
+    # two root-to-sink paths through the merged node, both selected
+    sel = [p for p in tr.paths.values() if p["state"] == "selected"]
+    assert len(sel) == 2 and all(p["nodes"][-1] == m.id for p in sel)
+
+
+def test_proposals_below_merge_threshold_stay_separate():
+    # the studio proposal under A and the one under B are at cosine 0.8 (the two samples
+    # under one parent are identical, cosine 1.0, and always merge)
+    s = 0.8
+    groups = {"studio of that film": [1, 0, 0, 0, 0, 0, 0, 0],
+              "studio that produced": [s, math.sqrt(1 - s * s), 0, 0, 0, 0, 0, 0]}
+    tr = run(make_backend(DIAMOND, {}), {"tau_combine": 0.85}, embedder=FakeEmbedder(groups))
+    sim = next(e for e in tr.log if e["type"] == "similarity_computed"
+               and e["data"]["iteration"] == 1)["data"]
+    texts, mat = sim["texts"], np.asarray(sim["matrix"])
+    i = texts.index("Find the studio of that film.")
+    j = texts.index("Find the studio that produced that film.")
+    assert mat[i, j] == pytest.approx(0.8, abs=1e-3)
+    finals = [n for n in tr.nodes.values() if n.kind == "final"]
+    assert len(finals) == 2 and all(len(n.parents) == 1 for n in finals)
+    # the same pair merges once tau is below their similarity
+    tr2 = run(make_backend(DIAMOND, {}), {"tau_combine": 0.75}, embedder=FakeEmbedder(groups))
+    finals = [n for n in tr2.nodes.values() if n.kind == "final"]
+    assert len(finals) == 1 and len(finals[0].parents) == 2 and finals[0].attrs["merged"]
+
+
+def test_node_at_ppl_threshold_prunes_every_path_through_it():
+    tau = math.exp(0.5)          # evaluation answer of A has exactly this perplexity
+    tr = run(make_backend(DIAMOND, {A: ("Spirited Away", -0.5)}), {"tau_ppl": tau})
+    assert tr.status == "finished"
+    a = next(n for n in tr.nodes.values() if n.text == A)
+    assert a.state == "insufficient"
+    assert a.scores["perplexity"] == pytest.approx(tau)
+    assert a.thresholds["tau_ppl"] == tau
+    pruned = [p for p in tr.paths.values() if p["state"] == "pruned"]
+    selected = [p for p in tr.paths.values() if p["state"] == "selected"]
+    assert pruned and all(a.id in p["nodes"] for p in pruned)
+    assert all(a.id not in p["nodes"] for p in selected) and len(selected) == 1
+    assert all(p["info"]["blocking"] == [a.id] for p in pruned)
+    # A was never reasoned on (no P_step call served it)
+    assert not [c for c in tr.llm_calls.values()
+                if c["purpose"] == "reason" and c["node_id"] == a.id]
+    marked = [e for e in tr.log if e["type"] == "node_marked_insufficient"]
+    assert [e["node_id"] for e in marked] == [a.id]
+    # just below the threshold the same node is sufficient
+    tr2 = run(make_backend(DIAMOND, {A: ("Spirited Away", -0.5)}), {"tau_ppl": tau + 1e-9})
+    assert next(n for n in tr2.nodes.values() if n.text == A).state == "sufficient"
+
+
+def test_insufficient_shared_node_prunes_all_paths_and_refuses():
+    merged_text = "Find the studio of the film (merged)."
+    tr = run(make_backend(DIAMOND, {merged_text: ("Toho", -3.0)}), {"tau_ppl": 5.0})
+    assert tr.status == "refused"
+    assert tr.answer["refused"] is True and "no root-to-sink path" in tr.answer["reason"]
+    assert all(p["state"] == "pruned" for p in tr.paths.values()) and len(tr.paths) == 2
+    ref = tr.nodes[tr.answer["node_id"]]
+    assert ref.kind == "refusal" and ref.state == "refused"
+    assert "refused" in log_types(tr)
+    assert not [c for c in tr.llm_calls.values() if c["purpose"] in ("reason", "integrate")]
+    assert not trace_problems(tr)
+
+
+def test_unknown_answer_is_insufficient_only_in_ppl_unknown_mode():
+    evals = {A: ("UNKNOWN", -0.01)}
+    tr = run(make_backend(DIAMOND, evals))
+    assert next(n for n in tr.nodes.values() if n.text == A).state == "insufficient"
+    tr2 = run(make_backend(DIAMOND, evals), {"sufficiency_mode": "ppl"})
+    assert next(n for n in tr2.nodes.values() if n.text == A).state == "sufficient"
+
+
+def test_events_follow_the_spec_order():
+    tr = run(make_backend(DIAMOND, {}))
+    # within the merging iteration
+    it1 = [e for e in tr.log if e["data"].get("iteration") == 1]
+    t1 = [e["type"] for e in it1]
+    assert t1[0] == "gc_iteration_started" and t1[-1] == "gc_iteration_finished"
+    assert t1.index("proposal_generated") < t1.index("similarity_computed") < \
+        t1.index("proposals_merged")
+    # across the run (first occurrences)
+    order = ["gc_iteration_started", "proposal_generated", "similarity_computed",
+             "gc_iteration_finished", "graph_completed", "node_retrieved",
+             "node_aggregated", "node_evaluated", "paths_enumerated", "path_selected",
+             "step_reasoned", "path_answered", "answers_integrated"]
+    types = log_types(tr)
+    firsts = [types.index(t) for t in order]
+    assert firsts == sorted(firsts), list(zip(order, firsts))
+    seqs = {e["type"]: e["seq"] for e in reversed(tr.log)}
+    merged = next(n for n in tr.nodes.values() if n.attrs.get("merged"))
+    # proposals_merged comes before the merged node is created
+    assert seqs["proposals_merged"] < merged.history[0]
+    # phases gc -> kra -> ag, with per-phase LLM counts in run_finished
+    assert list(tr.summary["by_phase"]) == ["gc", "kra", "ag"]
+    assert tr.summary["by_phase"]["gc"]["llm_calls"] == 2 + 4 + 1    # 2 root + 4 + 1 merge
+
+
+def test_every_llm_call_is_linked_and_evaluated_nodes_are_scored():
+    tr = run(make_backend(DIAMOND, {}))
+    for c in tr.llm_calls.values():
+        assert c["node_id"] in tr.nodes and c["prompt"] and "tokens" in c
+    for n in tr.nodes.values():
+        if n.kind in ("step", "final"):
+            assert "perplexity" in n.scores and "tau_ppl" in n.thresholds
+            assert n.attrs["retrieval_query"] == n.text and n.attrs["knowledge"]
+            assert n.evidence and n.evidence[0]["hits"]
+
+
+def test_unparsable_proposals_become_visible_and_run_continues():
+    be = ScriptedBackend()
+    be.add(P.GEN_TAG, "not json at all")
+    be.add(P.AGG_TAG, "Knowledge.")
+    be.add(P.EVAL_TAG, "Studio Ghibli", logprob=-0.01)
+    be.add(P.STEP_TAG, "Studio Ghibli produced it.")
+    tr = run(be)
+    fails = nodes_of(tr, kind="parse_failed")
+    assert len(fails) == 2 and all(f.state == "parse_failed" for f in fails)
+    assert tr.status == "finished"
+    fb = [n for n in tr.nodes.values() if n.kind == "final"]
+    assert len(fb) == 1 and fb[0].text.startswith("Answer the question")
+    assert not trace_problems(tr)
+
+
+def test_depth_cap_forces_finals():
+    plan = {"none": [{"step": "Step one.", "is_final": False}],
+            "Step one.": [{"step": "Step two.", "is_final": False}],
+            "Step two.": [{"step": "Step three.", "is_final": False}]}
+    tr = run(make_backend(plan, {}), {"max_iterations": 2, "samples_per_sink": 1})
+    done = next(e for e in tr.log if e["type"] == "graph_completed")
+    assert done["data"]["reason"] == "max_iterations"
+    last = next(n for n in tr.nodes.values() if n.text == "Step two.")
+    assert last.attrs["forced_final"] is True
+    assert tr.paths["p1"]["info"]["truncated"] is True
+
+
+def test_ablation_no_evaluation_uses_shortest_and_longest_paths():
+    plan = {"none": [{"step": "Short final.", "is_final": True},
+                     {"step": "Long one.", "is_final": False}],
+            "Long one.": [{"step": "Long two.", "is_final": True}]}
+    tr = run(make_backend(plan, {}), {"no_evaluation": True, "samples_per_sink": 2})
+    assert not [c for c in tr.llm_calls.values() if c["purpose"] == "evaluate"]
+    sel = sorted(len(p["nodes"]) for p in tr.paths.values() if p["state"] == "selected")
+    assert sel == [2, 3]
+
+
+def test_ablation_no_aggregation_skips_summary_calls():
+    tr = run(make_backend(DIAMOND, {}), {"no_aggregation": True})
+    assert not [c for c in tr.llm_calls.values() if c["purpose"] == "aggregate"]
+    n = next(n for n in tr.nodes.values() if n.text == A)
+    assert "Passage 1" in n.attrs["knowledge"]
+
+
+def test_root_probe_answers_without_a_graph_when_sufficient():
+    be = make_backend(DIAMOND, {Q: ("Studio Ghibli", -0.01)})
+    tr = run(be, {"root_probe": True})
+    assert tr.status == "finished"
+    assert not [c for c in tr.llm_calls.values() if c["purpose"] == "propose"]
+    assert set(n.kind for n in tr.nodes.values()) == {"question", "answer"}

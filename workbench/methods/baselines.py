@@ -1,0 +1,211 @@
+"""Baselines that draw as graphs too: ``vanilla`` (the LLM alone), ``standard-rag`` (top-k
+retrieval on the question, one answer call) and ``ircot`` (interleaved retrieval and
+chain-of-thought: retrieve with each new reasoning sentence until an answer or a step limit).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .. import trace as T
+from ..config import knob
+from ..knowledge.types import Hit
+from . import common as C
+from .base import Method, RunContext
+from .prompts import baselines as P
+
+
+def _answer_events(ctx: RunContext, aid: str, raw: str, parents: list[str], layer: int,
+                   comp: Any, call_ids: list[str]) -> Iterator[T.Event]:
+    short = C.extract_answer(raw) or raw.strip()
+    sc = C.score_dict(comp) if comp is not None else {}
+    idk = C.is_unknown(short)
+    yield T.node_added(aid, "answer", short or "(empty)", parents=parents, layer=layer,
+                       state="answered", full_answer=raw.strip(), call_ids=call_ids, idk=idk)
+    if sc:
+        yield T.node_scored(aid, {k: sc[k] for k in ("perplexity", "confidence")})
+    yield T.answer(short, node_id=aid, confidence=sc.get("confidence"), full_answer=raw.strip(),
+                   final_perplexity=sc.get("perplexity"))
+
+
+# ----------------------------------------------------------------------------- vanilla
+
+@dataclass
+class VanillaConfig:
+    answer_max_tokens: int = knob(32, "Token budget of the answer.", min=4, max=512)
+
+
+class Vanilla(Method):
+    name = "vanilla"
+    title = "Vanilla LLM (no retrieval)"
+    kind = "none"
+    view = "graph"
+    Config = VanillaConfig
+    prompt_version = P.VERSION
+    description = "The LLM alone answers from its parameters: one call, no retrieval."
+
+    def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
+        cfg: VanillaConfig = ctx.config
+        yield ctx.set_phase("answer")
+        qid, ev = C.question_node(ctx, question)
+        yield ev
+        aid = ctx.node_id("a")
+        calls: list[T.Event] = []
+        comp = yield from C.tap(ctx.generate("answer", P.vanilla(question),
+                                             C.greedy(cfg.answer_max_tokens), node_id=aid,
+                                             prompt_version=P.VERSION), calls)
+        yield from _answer_events(ctx, aid, comp.text, [qid], 1, comp,
+                                  [c.llm_call_id for c in calls])
+
+
+# ----------------------------------------------------------------------------- standard RAG
+
+@dataclass
+class StandardRagConfig:
+    retriever: str = knob("default", "Retriever (default = the Settings choice).",
+                          choices=["default", "bm25", "dense", "hybrid"])
+    top_k: int = knob(5, "Passages retrieved for the question.", min=1, max=20)
+    passage_chars: int = knob(320, "Characters kept per passage in the prompt.", min=50,
+                              max=4000)
+    answer_max_tokens: int = knob(32, "Token budget of the answer.", min=4, max=512)
+
+
+class StandardRag(Method):
+    name = "standard-rag"
+    title = "Standard RAG"
+    kind = "text"
+    view = "graph"
+    Config = StandardRagConfig
+    prompt_version = P.VERSION
+    description = "Top-k retrieval with the question, then one answer call over the passages."
+
+    def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
+        cfg: StandardRagConfig = ctx.config
+        yield ctx.set_phase("retrieve")
+        qid, ev = C.question_node(ctx, question)
+        yield ev
+        name = C.retriever_name(ctx, cfg.retriever)
+        rid = ctx.node_id("r")
+        yield T.node_added(rid, "retrieval", question, parents=[qid], layer=1, state="created",
+                           retriever=name, query=question)
+        hits = yield from ctx.retrieve(rid, question, cfg.top_k, name)
+        yield T.node_updated(rid, "retrieved", docs=[C.hit_brief(h) for h in hits])
+        yield ctx.set_phase("answer")
+        aid = ctx.node_id("a")
+        calls: list[T.Event] = []
+        comp = yield from C.tap(ctx.generate(
+            "answer", P.rag(C.format_passages(hits, cfg.passage_chars, numbered=False), question),
+            C.greedy(cfg.answer_max_tokens), node_id=aid, prompt_version=P.VERSION), calls)
+        yield from _answer_events(ctx, aid, comp.text, [rid], 2, comp,
+                                  [c.llm_call_id for c in calls])
+
+
+# ----------------------------------------------------------------------------- IRCoT
+
+@dataclass
+class IrcotConfig:
+    retriever: str = knob("default", "Retriever (default = the Settings choice).",
+                          choices=["default", "bm25", "dense", "hybrid"])
+    k_per_step: int = knob(3, "Passages retrieved per query (question, then each sentence).",
+                           min=1, max=20)
+    max_docs: int = knob(9, "Cap on the passages kept in the prompt (first retrieved kept).",
+                         min=1, max=50)
+    max_steps: int = knob(4, "Reasoning sentences before the loop stops.", min=1, max=12)
+    passage_chars: int = knob(260, "Characters kept per passage in the prompt.", min=50,
+                              max=4000)
+    cot_max_tokens: int = knob(40, "Token budget of one reasoning sentence.", min=8, max=256)
+    answer_max_tokens: int = knob(32, "Token budget of the final reader call.", min=4, max=256)
+
+
+class Ircot(Method):
+    name = "ircot"
+    title = "IRCoT (interleaved retrieval + CoT)"
+    kind = "text"
+    view = "graph"
+    Config = IrcotConfig
+    prompt_version = P.VERSION
+    description = ("Retrieves with the question, then alternates: write the next reasoning "
+                   "sentence, retrieve with it; stops when a sentence gives the answer or at "
+                   "the step limit (then one reader call answers).")
+
+    def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
+        cfg: IrcotConfig = ctx.config
+        name = C.retriever_name(ctx, cfg.retriever)
+        yield ctx.set_phase("retrieve")
+        qid, ev = C.question_node(ctx, question)
+        yield ev
+        docs: list[Hit] = []
+        seen: set[str] = set()
+
+        def add(hits: list[Hit]) -> list[str]:
+            new = []
+            for h in hits:
+                if h.id not in seen and len(docs) < cfg.max_docs:
+                    seen.add(h.id)
+                    docs.append(h)
+                    new.append(h.id)
+            return new
+
+        rid = ctx.node_id("r")
+        yield T.node_added(rid, "retrieval", question, parents=[qid], layer=1, state="created",
+                           retriever=name, query=question, step=0)
+        hits = yield from ctx.retrieve(rid, question, cfg.k_per_step, name)
+        new = add(hits)
+        yield T.node_updated(rid, "retrieved", docs=[C.hit_brief(h) for h in hits], new_docs=new)
+        parent, layer = rid, 1
+        thoughts: list[str] = []
+        answer_raw = None
+        for step in range(1, cfg.max_steps + 1):
+            yield ctx.set_phase("reason")
+            tid = ctx.node_id("t")
+            passages = C.format_passages(docs, cfg.passage_chars, numbered=False)
+            calls: list[T.Event] = []
+            comp = yield from C.tap(ctx.generate(
+                "cot", P.ircot_step(passages, question, thoughts),
+                C.greedy(cfg.cot_max_tokens, stop=["\n"]), node_id=tid,
+                prompt_version=P.VERSION), calls)
+            text = " ".join(comp.text.split())
+            has_answer = P.LEADIN.lower() in text.lower() or "the answer is" in text.lower()
+            sentence = text if has_answer else C.first_sentence(text)
+            layer += 1
+            yield T.node_added(tid, "thought", sentence or "(empty)", parents=[parent],
+                               layer=layer, state="done", step=step, raw_output=comp.text,
+                               has_answer=has_answer,
+                               call_ids=[c.llm_call_id for c in calls])
+            sc = C.score_dict(comp)
+            if sc:
+                yield T.node_scored(tid, {k: sc[k] for k in ("perplexity", "confidence")})
+            yield T.custom("cot_step", tid, step=step, sentence=sentence, has_answer=has_answer)
+            parent = tid
+            if not sentence:
+                break
+            thoughts.append(sentence)
+            if has_answer:
+                answer_raw = sentence
+                break
+            if step == cfg.max_steps:
+                break
+            yield ctx.set_phase("retrieve")
+            rid = ctx.node_id("r")
+            layer += 1
+            yield T.node_added(rid, "retrieval", sentence, parents=[tid], layer=layer,
+                               state="created", retriever=name, query=sentence, step=step)
+            hits = yield from ctx.retrieve(rid, sentence, cfg.k_per_step, name)
+            new = add(hits)
+            yield T.node_updated(rid, "retrieved", docs=[C.hit_brief(h) for h in hits],
+                                 new_docs=new)
+            parent = rid
+        yield ctx.set_phase("answer")
+        aid = ctx.node_id("a")
+        if answer_raw is not None:
+            yield T.custom("ircot_stopped", aid, reason="answer found", steps=len(thoughts))
+            yield from _answer_events(ctx, aid, answer_raw, [parent], layer + 1, comp, [])
+            return
+        yield T.custom("ircot_stopped", aid, reason="step limit", steps=len(thoughts))
+        calls = []
+        comp = yield from C.tap(ctx.generate(
+            "answer", P.ircot_read(C.format_passages(docs, cfg.passage_chars, numbered=False),
+                                   question, thoughts),
+            C.greedy(cfg.answer_max_tokens), node_id=aid, prompt_version=P.VERSION), calls)
+        yield from _answer_events(ctx, aid, comp.text, [parent], layer + 1, comp,
+                                  [c.llm_call_id for c in calls])

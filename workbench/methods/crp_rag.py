@@ -1,0 +1,667 @@
+"""CRP-RAG: reasoning-graph construction, per-node knowledge, perplexity-based pruning.
+
+Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
+
+* ``gc``  — graph construction: per open sink, ``samples_per_sink`` sampled proposals
+  (JSON ``{"step", "is_final"}``); proposals of one iteration whose embedding cosine is
+  above ``tau_combine`` are grouped (connected components) and fused by one LLM call; a
+  merged node keeps the parents of all its members.
+* ``kra`` — per non-root node: retrieval with the node text, then a knowledge summary.
+* ``ag``  — per node: an evaluation answer whose perplexity decides sufficiency
+  (PPL < tau_ppl); every root-to-sink path through an insufficient node is pruned; no
+  surviving path means refusal; otherwise each kept path is reasoned step by step and the
+  path answers are integrated.
+
+Event names and order follow the spec's §6.1 table: core events where the reducer has one
+(``node_added`` = node_created, ``retrieved``, ``node_scored``, ``path``, ``answer``), and
+``custom`` events with the spec's names for the rest.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+from .. import trace as T
+from ..config import knob
+from . import common as C
+from .base import Method, RunContext
+from .prompts import crp_rag as P
+
+_CLOSE_WORDS = {"", "none", "done", "no further step", "no further steps", "no next step",
+                "stop", "finish", "finished", "n/a"}
+
+
+@dataclass
+class CrpRagConfig:
+    # -- graph construction (GC) --
+    samples_per_sink: int = knob(2, "Sampled proposals per open sink and iteration "
+                                 "(spec §7 gap 5).", min=1, max=4, group="graph construction")
+    gen_temperature: float = knob(0.8, "Sampling temperature of new-node generation (GC is "
+                                  "never greedy).", min=0.05, max=2.0, group="graph construction")
+    gen_top_p: float = knob(0.95, "Top-p of new-node generation.", min=0.05, max=1.0,
+                            group="graph construction")
+    tau_combine: float = knob(
+        0.90, "Merge threshold on the cosine of two proposals of one iteration (sim > tau "
+        "merges). The spec suggests 0.85 for BGE-v1.5; measured here with all-MiniLM-L6-v2, "
+        "paraphrased steps score 0.75-0.93 but different steps about the same film also score "
+        "0.81-0.91, so 0.90 merges only near-duplicates. Recalibrate for another embedder.",
+        min=0.0, max=1.0, group="graph construction")
+    max_iterations: int = knob(4, "Depth cap: open sinks at this depth become forced finals.",
+                               min=1, max=8, group="graph construction")
+    max_new_per_iter: int = knob(4, "Width cap: new nodes kept per iteration (rest: capped).",
+                                 min=1, max=16, group="graph construction")
+    max_nodes: int = knob(15, "Node cap for the whole graph, root included.", min=2, max=64,
+                          group="graph construction")
+    structure: str = knob("graph", "Reasoning structure (spec §5.6): graph = with merging; tree "
+                          "= no merging; chain = one proposal per non-root sink, no merging.",
+                          choices=["graph", "tree", "chain"], group="graph construction",
+                          ablation=True)
+    gen_max_tokens: int = knob(64, "Token budget of one proposal (JSON).", min=16, max=256,
+                               group="graph construction")
+    # -- knowledge retrieval and aggregation (KRA) --
+    retriever: str = knob("dense", "Retriever for node knowledge (the paper: dense, Eq. 7). "
+                          "default = the Settings choice.",
+                          choices=["default", "dense", "bm25", "hybrid"], group="knowledge")
+    top_k: int = knob(5, "Passages retrieved per node.", min=1, max=20, group="knowledge")
+    query_with_question: bool = knob(False, "Prepend the question to each node's retrieval "
+                                     "query (the paper uses the node text alone).",
+                                     group="knowledge")
+    passage_chars: int = knob(320, "Characters kept per passage in prompts.", min=50, max=4000,
+                              group="knowledge")
+    summary_max_tokens: int = knob(80, "Token budget of a knowledge summary.", min=8, max=512,
+                                   group="knowledge")
+    no_aggregation: bool = knob(False, "Ablation: knowledge = the concatenated passages, no "
+                                "summary call.", group="knowledge", ablation=True)
+    # -- answer generation (AG) --
+    tau_ppl: float = knob(
+        1.42, "Sufficiency threshold: a node is sufficient iff the perplexity of its evaluation "
+        "answer is below tau_ppl. The spec's 2.5 is for 1-8B models. Calibrated for the default "
+        "SmolLM2-135M with benchmarks/crp_tau_calibration.py on 23 demo sub-question nodes (46 "
+        "evaluations, own vs another node's knowledge): supported nodes median PPL 1.27, "
+        "unsupported 1.56; balanced accuracy 0.80 at 1.42 vs 0.58 at 2.5. Recalibrate for "
+        "another model.", min=1.0, max=1000.0,
+        group="evaluation")
+    sufficiency_mode: str = knob(
+        "ppl+unknown", "ppl = the paper (perplexity only); ppl+unknown = also insufficient when "
+        "the evaluation answer is UNKNOWN/an apology or the summary is an apology (spec §7 "
+        "gap 3, labelled deviation).", choices=["ppl", "ppl+unknown"], group="evaluation")
+    eval_max_tokens: int = knob(32, "Token budget of an evaluation answer.", min=4, max=256,
+                                group="evaluation")
+    root_probe: bool = knob(False, "Paper-suggested extension (§5.12): retrieve for and evaluate "
+                            "the root first; if sufficient, answer without building a graph.",
+                            group="evaluation")
+    no_evaluation: bool = knob(False, "Ablation: no sufficiency evaluation; reason along the "
+                               "shortest and the longest path.", group="evaluation",
+                               ablation=True)
+    max_paths_enumerated: int = knob(64, "Cap on enumerated root-to-sink paths.", min=1,
+                                     max=1024, group="paths")
+    max_answer_paths: int = knob(3, "Valid paths reasoned along (best by max node PPL, then "
+                                 "length); the rest are 'unused'.", min=1, max=16, group="paths")
+    no_iterative_reasoning: bool = knob(False, "Ablation: one call per path with all steps and "
+                                        "their knowledge.", group="paths", ablation=True)
+    step_max_tokens: int = knob(40, "Token budget of one step result.", min=8, max=256,
+                                group="paths")
+    answer_max_tokens: int = knob(64, "Token budget of answer integration (JSON).", min=16,
+                                  max=512, group="paths")
+
+
+@dataclass
+class _Node:
+    id: str
+    content: str
+    parents: list[str]
+    iteration: int
+    is_final: bool = False
+    forced_final: bool = False
+    children: list[str] = field(default_factory=list)
+    knowledge: str = ""
+    ppl: float | None = None
+    sufficient: bool | None = None
+    apology: bool = False
+
+
+@dataclass
+class _Proposal:
+    pid: str
+    parent: str
+    sample_idx: int
+    text: str
+    is_final: bool
+    raw: str
+    seed: int
+    call_id: str | None
+
+
+def _components(adj: np.ndarray) -> list[list[int]]:
+    """Connected components of a boolean adjacency matrix, each sorted, ordered by first index."""
+    n = adj.shape[0]
+    seen = [False] * n
+    out = []
+    for i in range(n):
+        if seen[i]:
+            continue
+        comp, stack = [], [i]
+        seen[i] = True
+        while stack:
+            a = stack.pop()
+            comp.append(a)
+            for b in np.nonzero(adj[a])[0].tolist():
+                if not seen[b]:
+                    seen[b] = True
+                    stack.append(b)
+        out.append(sorted(comp))
+    return out
+
+
+def _valid_step(obj: Any) -> tuple[str, bool]:
+    if not isinstance(obj, dict) or not isinstance(obj.get("step"), str):
+        raise KeyError("step")
+    fin = obj.get("is_final")
+    if not isinstance(fin, bool):
+        raise TypeError("is_final is not a boolean")
+    return " ".join(obj["step"].split()), fin
+
+
+def _valid_abstract(obj: Any) -> tuple[str, str]:
+    if not isinstance(obj, dict) or not isinstance(obj.get("final_answer"), str):
+        raise KeyError("final_answer")
+    return obj["final_answer"].strip(), str(obj.get("details", "")).strip()
+
+
+class CrpRag(Method):
+    name = "crp-rag"
+    title = "CRP-RAG (reasoning graph)"
+    kind = "text"
+    view = "graph"
+    Config = CrpRagConfig
+    prompt_version = P.VERSION
+    description = ("Builds a DAG of reasoning steps (sampled proposals, similar ones merged), "
+                   "retrieves and summarises knowledge per step, prunes every path through a "
+                   "step whose evaluation answer has perplexity >= tau_ppl, refuses when no path "
+                   "survives, and reasons along the surviving paths.")
+    thresholds = {"perplexity": ("tau_ppl", "lower")}
+
+    # ------------------------------------------------------------------ run
+    def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        self.pv = P.VERSION
+        nodes: dict[str, _Node] = {}
+        root_id = ctx.node_id("v")
+        nodes[root_id] = _Node(root_id, question, [], 0)
+
+        yield ctx.set_phase("gc")
+        yield T.node_added(root_id, "question", question, layer=0, state="created",
+                           is_source=True, is_final=False, iteration=0)
+
+        if cfg.root_probe:
+            done = yield from self._root_probe(ctx, question, nodes[root_id])
+            if done:
+                return
+            yield ctx.set_phase("gc")
+
+        yield from self._construct(ctx, question, nodes, root_id)
+
+        yield ctx.set_phase("kra")
+        order = [nid for nid in nodes if nid != root_id]
+        for nid in order:
+            yield from self._kra(ctx, question, nodes[nid])
+
+        yield ctx.set_phase("ag")
+        root = nodes[root_id]
+        root.sufficient = True
+        yield T.node_updated(root_id, "sufficient", assumed_sufficient=True,
+                             note="the root is not scored (spec §7 gap 11)")
+        if not cfg.no_evaluation:
+            for nid in order:
+                yield from self._evaluate(ctx, nodes[nid])
+        yield from self._paths_and_answer(ctx, question, nodes, root_id)
+
+    # ------------------------------------------------------------------ GC
+    def _construct(self, ctx: RunContext, q: str, nodes: dict[str, _Node],
+                   root_id: str) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        emb = C.embedder_of(ctx)
+        n = 0
+        reason = "all_sinks_final"
+        forced: list[str] = []
+        while True:
+            open_sinks = [v for v in nodes.values() if not v.children and not v.is_final]
+            if not open_sinks:
+                reason = "all_sinks_final"
+                break
+            cap_hit = len(nodes) >= cfg.max_nodes
+            if n >= cfg.max_iterations or cap_hit:
+                reason = "max_iterations" if not cap_hit else "max_nodes"
+                for v in open_sinks:
+                    v.is_final = v.forced_final = True
+                    forced.append(v.id)
+                    yield T.node_updated(v.id, None, is_final=True, forced_final=True,
+                                         truncated=True, forced_reason=reason)
+                break
+            yield T.custom("gc_iteration_started", None, iteration=n,
+                           open_sinks=[v.id for v in open_sinks])
+            cands: list[_Proposal] = []
+            for v in open_sinks:
+                got = yield from self._propose(ctx, q, nodes, v, n, root_id)
+                cands.extend(got)
+            new_nodes, capped = yield from self._merge(ctx, q, nodes, cands, n, emb)
+            yield T.custom("gc_iteration_finished", None, iteration=n,
+                           new_nodes=new_nodes, capped=capped,
+                           open_sinks=sum(1 for v in nodes.values()
+                                          if not v.children and not v.is_final),
+                           finals=sum(1 for v in nodes.values() if v.is_final))
+            n += 1
+        depth = max(v.iteration for v in nodes.values())
+        yield T.custom("graph_completed", None, reason=reason, forced_finals=forced,
+                       nodes=len(nodes), edges=sum(len(v.parents) for v in nodes.values()),
+                       depth=depth, iterations=n)
+
+    def _propose(self, ctx: RunContext, q: str, nodes: dict[str, _Node], v: _Node, n: int,
+                 root_id: str) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        known = [nodes[a].content for a in self._ancestors(nodes, v.id) if a != root_id]
+        if v.id != root_id:
+            known.append(v.content)
+        k = 1 if (cfg.structure == "chain" and v.id != root_id) else cfg.samples_per_sink
+        out: list[_Proposal] = []
+        closed = False
+        for s in range(k):
+            seed = C.derive_seed(ctx.seed, "crp-gen", n, v.id, s)
+            params = C.sampled(cfg.gen_max_tokens, cfg.gen_temperature, cfg.gen_top_p, seed)
+            calls: list[T.Event] = []
+            parsed = yield from C.tap(ctx.generate_json(
+                "propose", P.gen(q, known), P.GEN_SCHEMA, params, node_id=v.id,
+                prompt_version=self.pv, validate=_valid_step), calls)
+            raw = calls[-1].data.get("output", "") if calls else ""
+            call_id = calls[-1].llm_call_id if calls else None
+            pid = f"{v.id}.p{n}.{s}"
+            if parsed is None:
+                yield T.custom("proposal_generated", v.id, iteration=n, proposal_id=pid, parent=v.id,
+                               sample_idx=s, temperature=cfg.gen_temperature, seed=seed,
+                               raw=raw, step=None, is_final=None, parse_ok=False,
+                               call_id=call_id)
+                continue
+            text, fin = parsed
+            yield T.custom("proposal_generated", v.id, iteration=n, proposal_id=pid, parent=v.id,
+                           sample_idx=s, temperature=cfg.gen_temperature, seed=seed, raw=raw,
+                           step=text, is_final=fin, parse_ok=True, call_id=call_id)
+            if text.strip(" .").lower() in _CLOSE_WORDS:
+                if v.id != root_id and not closed:
+                    closed = True
+                    v.is_final = True
+                    yield T.custom("sink_closed", v.id, iteration=n, reason="the model proposed no further "
+                                   "step", raw=raw)
+                    yield T.node_updated(v.id, None, is_final=True, closed_by_model=True)
+                continue
+            out.append(_Proposal(pid, v.id, s, text, fin, raw, seed, call_id))
+        if closed:
+            return []          # a closed sink is final: its other proposals are discarded
+        if not out:
+            if v.id == root_id:
+                # the root must get a step: fall back to the question itself as the final step
+                out.append(_Proposal(f"{v.id}.p{n}.fallback", v.id, -1,
+                                     f"Answer the question: {q}", True, "", 0, None))
+                yield T.custom("proposal_generated", v.id, iteration=n, proposal_id=out[0].pid,
+                               parent=v.id, sample_idx=-1, temperature=0.0, seed=0, raw="",
+                               step=out[0].text, is_final=True, parse_ok=True, fallback=True)
+            else:
+                v.is_final = v.forced_final = True
+                yield T.custom("sink_closed", v.id, iteration=n, reason="no parseable proposal")
+                yield T.node_updated(v.id, None, is_final=True, forced_final=True,
+                                     forced_reason="no parseable proposal")
+        return out
+
+    def _merge(self, ctx: RunContext, q: str, nodes: dict[str, _Node], cands: list[_Proposal],
+               n: int, emb: Any) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        if not cands:
+            return [], []
+        cands = sorted(cands, key=lambda c: (self._id_key(c.parent), c.sample_idx))
+        vecs = np.asarray(emb.encode([c.text for c in cands]), dtype=np.float32)
+        sim = C.cosine_matrix(vecs)
+        m = len(cands)
+        yield T.custom("similarity_computed", None, iteration=n,
+                       proposals=[c.pid for c in cands], texts=[c.text for c in cands],
+                       matrix=np.round(sim, 4).tolist(), tau_combine=cfg.tau_combine,
+                       embedder=C.embedder_name(emb), merging=cfg.structure == "graph")
+        adj = (sim > cfg.tau_combine) & ~np.eye(m, dtype=bool)
+        groups = _components(adj) if cfg.structure == "graph" else [[i] for i in range(m)]
+        built: list[dict[str, Any]] = []
+        for g in groups:
+            members = [cands[i] for i in g]
+            parents = list(dict.fromkeys(c.parent for c in members))
+            origin = [[c.parent, c.sample_idx, c.raw, cfg.gen_temperature, c.seed]
+                      for c in members]
+            if len(g) == 1:
+                c = members[0]
+                built.append(dict(text=c.text, is_final=c.is_final, parents=parents,
+                                  merged=False, members=[c.pid], origin=origin))
+                continue
+            texts = [c.text for c in members]
+            sims = [[cands[i].pid, cands[j].pid, round(float(sim[i, j]), 4)]
+                    for a, i in enumerate(g) for j in g[a + 1:]]
+            calls: list[T.Event] = []
+            parsed = yield from C.tap(ctx.generate_json(
+                "combine", P.combine(q, texts), P.COMBINE_SCHEMA, C.greedy(cfg.gen_max_tokens),
+                node_id=parents[0], prompt_version=self.pv, validate=_valid_step), calls)
+            fallback = parsed is None or not parsed[0]
+            if fallback:
+                text, fin = texts[0], any(c.is_final for c in members)
+            else:
+                text, fin = parsed
+            yield T.custom("proposals_merged", None, iteration=n,
+                           members=[c.pid for c in members], texts=texts, sims=sims,
+                           merged_text=text, is_final=fin, parents=parents,
+                           raw=calls[-1].data.get("output", "") if calls else "",
+                           call_id=calls[-1].llm_call_id if calls else None,
+                           fallback=fallback)
+            built.append(dict(text=text, is_final=fin, parents=parents, merged=True,
+                              members=[c.pid for c in members], origin=origin,
+                              merged_from=texts, merge_sims=sims,
+                              merge_call_id=calls[-1].llm_call_id if calls else None,
+                              merge_raw=calls[-1].data.get("output", "") if calls else "",
+                              merge_fallback=fallback))
+        new_ids: list[str] = []
+        capped: list[dict[str, Any]] = []
+        room = max(0, cfg.max_nodes - len(nodes))
+        for b in built:
+            if len(new_ids) >= min(cfg.max_new_per_iter, room):
+                capped.append(b)
+                continue
+            nid = ctx.node_id("v")
+            node = _Node(nid, b["text"], b["parents"], n + 1, is_final=b["is_final"])
+            nodes[nid] = node
+            for p in b["parents"]:
+                nodes[p].children.append(nid)
+            new_ids.append(nid)
+            attrs = {k: v for k, v in b.items() if k not in ("text", "parents", "is_final")}
+            yield T.node_added(nid, "final" if b["is_final"] else "step", b["text"],
+                               parents=b["parents"], layer=n + 1, state="created",
+                               is_source=False, is_final=b["is_final"], iteration=n + 1,
+                               proposal_ids=attrs.pop("members"), **attrs)
+        for b in capped:
+            yield T.custom("node_capped", None, iteration=n, proposals=b["members"],
+                           text=b["text"], parents=b["parents"],
+                           reason=f"max_new_per_iter={cfg.max_new_per_iter}, "
+                                  f"max_nodes={cfg.max_nodes}")
+        # a sink whose every proposal was capped stays without children: make it final
+        for nid in list(nodes):
+            v = nodes[nid]
+            if v.iteration == n and not v.children and not v.is_final and \
+                    any(v.id in b["parents"] for b in capped):
+                v.is_final = v.forced_final = True
+                yield T.node_updated(v.id, None, is_final=True, forced_final=True,
+                                     forced_reason="all proposals capped")
+        return new_ids, [b["members"] for b in capped]
+
+    # ------------------------------------------------------------------ KRA
+    def _kra(self, ctx: RunContext, q: str, v: _Node) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        query = f"{q} {v.content}" if cfg.query_with_question else v.content
+        hits = yield from ctx.retrieve(v.id, query, cfg.top_k, C.retriever_name(ctx, cfg.retriever))
+        docs = [C.hit_brief(h) for h in hits]
+        yield T.custom("node_retrieved", v.id, query=query, k=cfg.top_k, docs=docs)
+        yield T.node_updated(v.id, "retrieved", retrieval_query=query, docs=docs)
+        passages = C.format_passages(hits, cfg.passage_chars, numbered=False)
+        if cfg.no_aggregation:
+            knowledge = passages
+            call_id = None
+        else:
+            calls: list[T.Event] = []
+            comp = yield from C.tap(ctx.generate(
+                "aggregate", P.aggregate(v.content, passages), C.greedy(cfg.summary_max_tokens),
+                node_id=v.id, prompt_version=self.pv), calls)
+            knowledge = " ".join(comp.text.split()) or "(empty summary)"
+            call_id = calls[-1].llm_call_id if calls else None
+        v.knowledge = knowledge
+        v.apology = (not cfg.no_aggregation) and C.is_unknown(C.first_sentence(knowledge))
+        yield T.custom("node_aggregated", v.id, knowledge=knowledge, length=len(knowledge),
+                       apology=v.apology, aggregated=not cfg.no_aggregation, call_id=call_id)
+        yield T.node_updated(v.id, "aggregated", knowledge=knowledge, apology=v.apology)
+
+    # ------------------------------------------------------------------ AG: evaluation
+    def _evaluate(self, ctx: RunContext, v: _Node) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        sentinel = cfg.sufficiency_mode == "ppl+unknown"
+        calls: list[T.Event] = []
+        comp = yield from C.tap(ctx.generate(
+            "evaluate", P.evaluate(v.content, v.knowledge, sentinel),
+            C.greedy(cfg.eval_max_tokens), node_id=v.id, prompt_version=self.pv), calls)
+        ans = comp.text.strip()
+        sc = C.score_dict(comp)
+        ppl = comp.scores().perplexity          # unrounded: the decision uses the exact value
+        unknown = C.is_unknown(ans)
+        reasons = []
+        if ppl is None:
+            reasons.append("empty evaluation answer")
+        elif ppl >= cfg.tau_ppl:
+            reasons.append(f"perplexity {ppl:.3f} >= tau_ppl {cfg.tau_ppl:g}")
+        if sentinel and unknown:
+            reasons.append("evaluation answer is UNKNOWN / an apology")
+        if sentinel and v.apology:
+            reasons.append("knowledge summary is an apology")
+        v.ppl = ppl
+        v.sufficient = not reasons
+        verdict = "sufficient" if v.sufficient else "insufficient"
+        yield T.custom("node_evaluated", v.id, eval_answer=ans,
+                       token_logprobs=C.token_logprobs(comp), mean_nll=sc.get("mean_nll"),
+                       perplexity=ppl, tau_ppl=cfg.tau_ppl, verdict=verdict, unknown=unknown,
+                       ppl_verdict=(ppl is not None and ppl < cfg.tau_ppl),
+                       reasons=reasons, call_id=calls[-1].llm_call_id if calls else None)
+        scores = {k: sc[k] for k in ("confidence", "mean_nll") if k in sc}
+        if ppl is not None:
+            scores["perplexity"] = ppl
+        yield T.node_scored(v.id, scores, {"tau_ppl": cfg.tau_ppl})
+        yield T.node_updated(v.id, verdict, eval_answer=ans, unknown=unknown,
+                             eval_token_logprobs=C.token_logprobs(comp),
+                             verdict_reasons=reasons, sufficiency_mode=cfg.sufficiency_mode)
+        if not v.sufficient:
+            yield T.custom("node_marked_insufficient", v.id,
+                           margin=None if ppl is None else round(cfg.tau_ppl - ppl, 4),
+                           reasons=reasons)
+
+    # ------------------------------------------------------------------ AG: paths + answer
+    def _paths_and_answer(self, ctx: RunContext, q: str, nodes: dict[str, _Node],
+                          root_id: str) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        paths, truncated = self._enumerate(nodes, root_id, cfg.max_paths_enumerated)
+        pids = [f"p{i}" for i in range(1, len(paths) + 1)]
+        yield T.custom("paths_enumerated", None, paths={p: c for p, c in zip(pids, paths)},
+                       n=len(paths), truncated=truncated)
+
+        def stats(c: list[str]) -> dict[str, Any]:
+            ppls = [nodes[x].ppl for x in c if nodes[x].ppl is not None]
+            return {"max_ppl": round(max(ppls), 4) if ppls else None,
+                    "mean_ppl": round(sum(ppls) / len(ppls), 4) if ppls else None,
+                    "length": len(c),
+                    "truncated": any(nodes[x].forced_final for x in c)}
+
+        valid: list[tuple[str, list[str]]] = []
+        if cfg.no_evaluation:
+            by_len = sorted(zip(pids, paths), key=lambda t: (len(t[1]), t[0]))
+            chosen = [by_len[0]] + ([by_len[-1]] if len(by_len) > 1 else [])
+            chosen_ids = {p for p, _ in chosen}
+            selected = chosen
+            unused = [(p, c) for p, c in zip(pids, paths) if p not in chosen_ids]
+        else:
+            for p, c in zip(pids, paths):
+                blocking = [x for x in c if nodes[x].sufficient is False]
+                if blocking:
+                    info = stats(c)
+                    yield T.custom("path_pruned", None, path_id=p, nodes=c, blocking=blocking,
+                                   first_blocking=blocking[0], **info)
+                    yield T.path_event(p, c, "pruned", blocking=blocking, **info)
+                else:
+                    valid.append((p, c))
+            valid.sort(key=lambda t: (stats(t[1])["max_ppl"] or 0.0, len(t[1]), t[0]))
+            selected = valid[: cfg.max_answer_paths]
+            unused = valid[cfg.max_answer_paths:]
+        for p, c in selected:
+            info = stats(c)
+            yield T.custom("path_selected", None, path_id=p, nodes=c, **info)
+            yield T.path_event(p, c, "selected", **info)
+        for p, c in unused:
+            info = stats(c)
+            yield T.custom("path_unused", None, path_id=p, nodes=c, **info)
+            yield T.path_event(p, c, "unused", **info)
+
+        if not selected:
+            scored = [(stats(c)["max_ppl"], p, c) for p, c in zip(pids, paths)]
+            scored = [s for s in scored if s[0] is not None]
+            closest = min(scored)[1:] if scored else None
+            reason = ("no root-to-sink path has only knowledge-sufficient nodes "
+                      f"(tau_ppl={cfg.tau_ppl:g}, {len(paths)} paths enumerated)")
+            yield T.custom("refused", None, reason=reason,
+                           closest_path=closest[1] if closest else None,
+                           closest_path_id=closest[0] if closest else None)
+            rid = ctx.node_id("r")
+            yield T.node_added(rid, "refusal", C.REFUSAL_TEXT, parents=[root_id],
+                               layer=max(v.iteration for v in nodes.values()) + 1,
+                               state="refused", reason=reason,
+                               closest_path=closest[1] if closest else None)
+            yield T.answer(C.REFUSAL_TEXT, refused=True, reason=reason, node_id=rid)
+            return
+
+        results: dict[str, dict[str, str]] = {}
+        answers: list[tuple[str, str, list[str]]] = []
+        last_comp = None
+        for p, c in selected:
+            steps = [x for x in c if x != root_id] or [root_id]
+            if cfg.no_iterative_reasoning:
+                comp = yield from ctx.generate(
+                    "path_answer", P.path_oneshot(q, [(nodes[x].content, nodes[x].knowledge)
+                                                     for x in steps]),
+                    C.greedy(cfg.step_max_tokens), node_id=steps[-1], prompt_version=self.pv)
+                a_c = " ".join(comp.text.split())
+                last_comp = comp
+                yield T.custom("step_reasoned", steps[-1], path_id=p, condition=q,
+                               step="(all steps at once)", knowledge_used=None, result=a_c)
+                results.setdefault(steps[-1], {})[p] = a_c
+                yield T.node_updated(steps[-1], None, results=dict(results[steps[-1]]))
+            else:
+                done: list[tuple[str, str]] = []
+                a_c = ""
+                for x in steps:
+                    cond = P.condition_text(q, done)
+                    comp = yield from ctx.generate(
+                        "reason", P.step(cond, nodes[x].content, nodes[x].knowledge or "(none)"),
+                        C.greedy(cfg.step_max_tokens), node_id=x, prompt_version=self.pv)
+                    a_c = " ".join(comp.text.split()) or "(no result)"
+                    last_comp = comp
+                    done.append((nodes[x].content, a_c))
+                    yield T.custom("step_reasoned", x, path_id=p, condition=cond,
+                                   step=nodes[x].content, knowledge_used=nodes[x].knowledge,
+                                   result=a_c)
+                    results.setdefault(x, {})[p] = a_c
+                    yield T.node_updated(x, None, results=dict(results[x]))
+            yield T.custom("path_answered", None, path_id=p, answer=a_c)
+            answers.append((p, a_c, c))
+
+        details = ""
+        integ_call = None
+        if len(answers) == 1:
+            final = answers[0][1]
+        else:
+            calls: list[T.Event] = []
+            parsed = yield from C.tap(ctx.generate_json(
+                "integrate", P.abstract(q, [a for _, a, _ in answers]), P.ABSTRACT_SCHEMA,
+                C.greedy(cfg.answer_max_tokens), node_id=root_id, prompt_version=self.pv,
+                validate=_valid_abstract), calls)
+            if calls:
+                integ_call = calls[-1]
+            if parsed is None or not parsed[0]:
+                final, details = answers[0][1], "integration output unparsable: best path used"
+            else:
+                final, details = parsed
+            yield T.custom("answers_integrated", None, answers=[a for _, a, _ in answers],
+                           final_answer=final, details=details,
+                           call_id=integ_call.llm_call_id if integ_call else None)
+        short = C.extract_answer(final) or final
+        conf = None
+        fin_ppl = None
+        if integ_call is not None:
+            s = integ_call.data.get("scores") or {}
+            fin_ppl, conf = s.get("perplexity"), s.get("confidence")
+        elif last_comp is not None:
+            s = C.score_dict(last_comp)
+            fin_ppl, conf = s.get("perplexity"), s.get("confidence")
+        aid = ctx.node_id("a")
+        sinks = list(dict.fromkeys(c[-1] for _, _, c in answers))
+        yield T.node_added(aid, "answer", short, parents=sinks,
+                           layer=max(v.iteration for v in nodes.values()) + 1, state="answered",
+                           full_answer=final, details=details,
+                           path_answers={p: a for p, a, _ in answers},
+                           call_ids=[integ_call.llm_call_id] if integ_call else [])
+        if fin_ppl is not None:
+            yield T.node_scored(aid, {"perplexity": fin_ppl, "confidence": conf})
+        yield T.answer(short, node_id=aid, confidence=conf, full_answer=final,
+                       paths=[p for p, _, _ in answers], final_perplexity=fin_ppl)
+
+    # ------------------------------------------------------------------ root probe
+    def _root_probe(self, ctx: RunContext, q: str, root: _Node) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        yield ctx.set_phase("probe")
+        yield from self._kra(ctx, q, root)
+        yield from self._evaluate(ctx, root)
+        if not root.sufficient:
+            yield T.custom("root_probe", root.id, sufficient=False,
+                           note="root knowledge insufficient: building the graph")
+            return False
+        yield T.custom("root_probe", root.id, sufficient=True,
+                       note="root knowledge sufficient: graph construction skipped")
+        yield T.path_event("p1", [root.id], "selected", max_ppl=root.ppl, mean_ppl=root.ppl,
+                           length=1, truncated=False)
+        comp = yield from ctx.generate(
+            "reason", P.step(P.condition_text(q, []), q, root.knowledge),
+            C.greedy(cfg.step_max_tokens), node_id=root.id, prompt_version=self.pv)
+        a = " ".join(comp.text.split())
+        yield T.custom("path_answered", None, path_id="p1", answer=a)
+        short = C.extract_answer(a) or a
+        sc = C.score_dict(comp)
+        aid = ctx.node_id("a")
+        yield T.node_added(aid, "answer", short, parents=[root.id], layer=1, state="answered",
+                           full_answer=a, path_answers={"p1": a})
+        if sc:
+            yield T.node_scored(aid, {"perplexity": sc["perplexity"],
+                                      "confidence": sc["confidence"]})
+        yield T.answer(short, node_id=aid, confidence=sc.get("confidence"), full_answer=a,
+                       paths=["p1"], final_perplexity=sc.get("perplexity"), root_probe=True)
+        return True
+
+    # ------------------------------------------------------------------ graph utils
+    @staticmethod
+    def _id_key(nid: str) -> tuple[int, str]:
+        digits = "".join(ch for ch in nid if ch.isdigit())
+        return (int(digits) if digits else 0, nid)
+
+    def _ancestors(self, nodes: dict[str, _Node], nid: str) -> list[str]:
+        seen: set[str] = set()
+        stack = list(nodes[nid].parents)
+        while stack:
+            a = stack.pop()
+            if a not in seen:
+                seen.add(a)
+                stack.extend(nodes[a].parents)
+        return sorted(seen, key=self._id_key)      # creation order is a topological order
+
+    @staticmethod
+    def _enumerate(nodes: dict[str, _Node], root_id: str, cap: int) -> tuple[list[list[str]], bool]:
+        out: list[list[str]] = []
+        truncated = False
+
+        def dfs(path: list[str]) -> None:
+            nonlocal truncated
+            if len(out) >= cap:
+                truncated = True
+                return
+            v = nodes[path[-1]]
+            if not v.children:
+                out.append(list(path))
+                return
+            for ch in v.children:
+                dfs(path + [ch])
+
+        dfs([root_id])
+        return out, truncated

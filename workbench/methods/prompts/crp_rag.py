@@ -1,0 +1,202 @@
+"""CRP-RAG prompts (spec §3.6): P_gen, P_combine, P_integration, P_evaluation, P_step,
+P_abstract, and the one-shot path prompt of the "w/o iterative reasoning" ablation.
+
+Each system message starts with a one-line ``Task:`` header that names the prompt; the
+scripted test backend matches on these headers.
+"""
+from __future__ import annotations
+
+import json
+
+from . import chat
+
+VERSION = "crp-3"
+
+# -- P_gen (Eq. 4): one next step + is_final, JSON-constrained --------------------------------
+GEN_TAG = "Task: next reasoning step."
+GEN_SYSTEM = (GEN_TAG + " Break the question into small steps. Given the question and the "
+              "steps done so far, write the ONE next step as a short instruction, like "
+              "\"Find the director of X.\". Set is_final to true when doing this step gives the "
+              "answer to the question. Reply in JSON.")
+GEN_SCHEMA = {
+    "type": "object",
+    "properties": {"step": {"type": "string", "maxLength": 160},
+                   "is_final": {"type": "boolean"}},
+    "required": ["step", "is_final"],
+}
+
+
+def _steps(known: list[str]) -> str:
+    return "\n".join(f"{i}. {s}" for i, s in enumerate(known, 1)) if known else "none"
+
+
+def gen_user(question: str, known: list[str]) -> str:
+    return f"Question: {question}\nSteps done:\n{_steps(known)}\nNext step?"
+
+
+# Few-shot turns from the demo world (facts of data/demo/passages.jsonl; no demo question
+# asks about Psycho, Vertigo or Alfred Hitchcock, so no shot gives a test answer away).
+GEN_SHOTS = [
+    (gen_user("Where was the director of Psycho (1960) born?", []),
+     json.dumps({"step": "Find the director of Psycho (1960).", "is_final": False})),
+    (gen_user("Where was the director of Psycho (1960) born?",
+              ["Find the director of Psycho (1960)."]),
+     json.dumps({"step": "Find where that director was born.", "is_final": True})),
+    (gen_user("Which film came out first, Psycho or Vertigo?",
+              ["Find the release year of Psycho."]),
+     json.dumps({"step": "Find the release year of Vertigo and compare the two years.",
+                 "is_final": True})),
+]
+
+
+def gen(question: str, known: list[str]) -> list[dict]:
+    return chat(GEN_SYSTEM, GEN_SHOTS, gen_user(question, known))
+
+
+# -- P_combine (Eq. 6): fuse similar proposals into one step ---------------------------------
+COMBINE_TAG = "Task: merge similar steps."
+COMBINE_SYSTEM = (COMBINE_TAG + " The steps below ask for nearly the same thing. Write ONE step "
+                  "that keeps everything they ask for. Set is_final to true if doing it gives "
+                  "the answer to the question. Reply in JSON.")
+COMBINE_SCHEMA = GEN_SCHEMA
+
+
+def combine_user(question: str, texts: list[str]) -> str:
+    lines = "\n".join(f"- {t}" for t in texts)
+    return f"Question: {question}\nSteps:\n{lines}\nMerged step?"
+
+
+COMBINE_SHOTS = [
+    (combine_user("Who composed the music for Psycho?",
+                  ["Find the composer of Psycho.", "Look up who wrote the score of Psycho."]),
+     json.dumps({"step": "Find who composed the music for Psycho.", "is_final": True})),
+]
+
+
+def combine(question: str, texts: list[str]) -> list[dict]:
+    return chat(COMBINE_SYSTEM, COMBINE_SHOTS, combine_user(question, texts))
+
+
+# -- P_integration (Eq. 8): knowledge summary for one node ----------------------------------
+AGG_TAG = "Task: summarise knowledge for a step."
+AGG_SYSTEM = (AGG_TAG + " Read the passages and write what they say that helps with the step, "
+              "in one to three short sentences. Keep names, years and numbers. Leave out "
+              "passages that do not help. If passages disagree, keep the more plausible one.")
+
+
+def agg_user(step: str, passages: str) -> str:
+    return f"Step: {step}\nPassages:\n{passages}\nSummary:"
+
+
+AGG_SHOTS = [
+    (agg_user("Find the director of Psycho (1960).",
+              "- Psycho (1960 film): Alfred Hitchcock directed Psycho, a horror thriller released "
+              "in 1960. It was a Paramount Pictures release with music by Bernard Herrmann.\n"
+              "- Casablanca: Casablanca is located in Morocco. It is the largest city in Morocco."),
+     "Psycho (1960) was directed by Alfred Hitchcock."),
+]
+
+
+def aggregate(step: str, passages: str) -> list[dict]:
+    return chat(AGG_SYSTEM, AGG_SHOTS, agg_user(step, passages))
+
+
+# -- P_evaluation (Eq. 9): free text, its perplexity is the sufficiency score ---------------
+EVAL_TAG = "Task: answer a step from knowledge."
+UNKNOWN = "UNKNOWN"
+EVAL_SYSTEM = (EVAL_TAG + " Answer the step using only the knowledge. Give a short answer. If "
+               f"the knowledge does not contain the answer, reply {UNKNOWN}.")
+EVAL_SYSTEM_FAITHFUL = (EVAL_TAG + " Answer the step using the knowledge. Give a short answer.")
+
+
+def eval_user(step: str, knowledge: str) -> str:
+    return f"Knowledge: {knowledge}\nStep: {step}\nAnswer:"
+
+
+# The paper's P_evaluation has no demos; one short demo keeps a 135M model's answer to a few
+# words. (A second, UNKNOWN demo made SmolLM2-135M answer "Unkown" to almost every node, so
+# the sentinel is only in the instruction.)
+EVAL_SHOTS = [
+    (eval_user("Find the director of Psycho (1960).",
+               "Psycho (1960) was directed by Alfred Hitchcock."), "Alfred Hitchcock"),
+]
+
+
+def evaluate(step: str, knowledge: str, unknown_sentinel: bool = True) -> list[dict]:
+    system = EVAL_SYSTEM if unknown_sentinel else EVAL_SYSTEM_FAITHFUL
+    return chat(system, EVAL_SHOTS, eval_user(step, knowledge))
+
+
+# -- P_step (Eq. 11): carry out one step of a path given the conditions so far -------------
+STEP_TAG = "Task: carry out a reasoning step."
+STEP_SYSTEM = (STEP_TAG + " You are answering a question step by step. Use what is known so "
+               "far and the knowledge to carry out the current step. Reply with its result in "
+               "one short sentence.")
+
+
+def condition_text(question: str, done: list[tuple[str, str]]) -> str:
+    """The spec's concate template: 'Known so far:' + numbered 'step -> result' lines."""
+    lines = [f"Question: {question}", "Known so far:"]
+    if done:
+        lines += [f"{i}. {s} -> {r}" for i, (s, r) in enumerate(done, 1)]
+    else:
+        lines.append("nothing yet")
+    return "\n".join(lines)
+
+
+def step_user(condition: str, step: str, knowledge: str) -> str:
+    return f"{condition}\nCurrent step: {step}\nKnowledge: {knowledge}\nResult:"
+
+
+STEP_SHOTS = [
+    (step_user(condition_text("Where was the director of Psycho (1960) born?",
+                              [("Find the director of Psycho (1960).",
+                                "Psycho was directed by Alfred Hitchcock.")]),
+               "Find where that director was born.",
+               "Alfred Hitchcock was born in London, England in 1899."),
+     "Alfred Hitchcock was born in London."),
+]
+
+
+def step(condition: str, step_text: str, knowledge: str) -> list[dict]:
+    return chat(STEP_SYSTEM, STEP_SHOTS, step_user(condition, step_text, knowledge))
+
+
+# -- "w/o iterative reasoning" ablation: one call per path ----------------------------------
+PATH_TAG = "Task: answer from a reasoning path."
+PATH_SYSTEM = (PATH_TAG + " Use the steps and their knowledge to answer the question. Reply "
+               "with a short answer.")
+
+
+def path_oneshot(question: str, steps: list[tuple[str, str]]) -> list[dict]:
+    body = "\n".join(f"{i}. {s}\n   Knowledge: {k}" for i, (s, k) in enumerate(steps, 1))
+    return chat(PATH_SYSTEM, [], f"Question: {question}\nSteps:\n{body}\nAnswer:")
+
+
+# -- P_abstract (Eq. 13): integrate several path answers -----------------------------------
+ABSTRACT_TAG = "Task: combine answers."
+ABSTRACT_SYSTEM = (ABSTRACT_TAG + " Several reasoning paths answered the same question. Merge "
+                   "answers that say the same thing. Give the final short answer, and in "
+                   "details list distinct answers if they disagree. Reply in JSON.")
+ABSTRACT_SCHEMA = {
+    "type": "object",
+    "properties": {"final_answer": {"type": "string", "maxLength": 120},
+                   "details": {"type": "string", "maxLength": 240}},
+    "required": ["final_answer", "details"],
+}
+
+
+def abstract_user(question: str, answers: list[str]) -> str:
+    lines = "\n".join(f"{i}. {a}" for i, a in enumerate(answers, 1))
+    return f"Question: {question}\nAnswers:\n{lines}\nFinal answer?"
+
+
+ABSTRACT_SHOTS = [
+    (abstract_user("Who directed Psycho (1960)?",
+                   ["Psycho was directed by Alfred Hitchcock.", "Alfred Hitchcock."]),
+     json.dumps({"final_answer": "Alfred Hitchcock", "details": "Both paths agree."})),
+]
+
+
+def abstract(question: str, answers: list[str]) -> list[dict]:
+    return chat(ABSTRACT_SYSTEM, ABSTRACT_SHOTS, abstract_user(question, answers))
