@@ -1,0 +1,104 @@
+"""LLM-built KGs for text-only datasets: extraction, provenance, resume, cache, CLI."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+
+from workbench.datasets.base import Passage
+from workbench.knowledge import kg_build
+from workbench.llm.scripted import ScriptedBackend
+
+
+@dataclass
+class FakeDS:
+    name: str = "tiny"
+    corpus_hash: str = "abc123def456"
+    passages: list = field(default_factory=lambda: [
+        Passage("p1", "Glass Harbor", "Glass Harbor is a film directed by Ilse Varga."),
+        Passage("p2", "Ilse Varga", "Ilse Varga was born in Port Amsel."),
+        Passage("p3", "Port Amsel", "Port Amsel is a town in Norvania."),
+        Passage("p4", "Norvania", "Tessaly is the capital of Norvania."),
+    ])
+
+
+def _backend():
+    be = ScriptedBackend()
+    be.add("Title: Glass Harbor", {"triples": [["Glass Harbor", "directed by", "Ilse Varga"]]})
+    be.add("Title: Ilse Varga", {"triples": [["Ilse Varga", "born in", "Port Amsel"]]})
+    be.add("Title: Port Amsel", {"triples": [["Port Amsel", "located in", "Norvania"],
+                                             ["port amsel", "is a", "town"]]})
+    be.add("Title: Norvania", "this is not json")
+    return be
+
+
+def test_build_extracts_triples_with_source_passages():
+    be = _backend()
+    res = kg_build.build_kg(FakeDS(), be, progress=False)
+    assert res.complete and res.passages_done == 4 and res.parse_failures == 1
+    kg = kg_build.load_built_kg("tiny")
+    assert kg is not None and kg.n_triples == 4
+    assert kg.source("e:glass harbor", "directed by", "e:ilse varga") == "p1"
+    assert kg.name("e:port amsel") == "Port Amsel"          # most frequent surface form
+    assert kg.has_triple("e:ilse varga", "born in", "e:port amsel")
+    # schema-constrained calls; the failed passage was retried once
+    assert all(c["params"]["json_schema"] for c in be.calls)
+    assert sum("Title: Norvania" in c["prompt"] for c in be.calls) == 2
+    meta = json.loads((res.dir / "meta.json").read_text())
+    assert meta["dataset"] == "tiny" and meta["model_sha256"] == "scripted"
+
+
+def test_build_resumes_after_interruption_and_is_cached_per_model():
+    class Boom(ScriptedBackend):
+        def generate(self, messages, params=None):
+            if len(self.calls) >= 2:
+                raise KeyboardInterrupt
+            return super().generate(messages, params)
+    be = Boom(rules=_backend().rules)
+    with pytest.raises(KeyboardInterrupt):
+        kg_build.build_kg(FakeDS(), be, progress=False)
+    d = kg_build.build_dir("tiny", FakeDS.corpus_hash, "scripted")
+    assert len((d / "checkpoint.jsonl").read_text().splitlines()) == 2
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["complete"] is False and meta["passages_done"] == 2   # partial KG is saved
+    be2 = _backend()
+    res = kg_build.build_kg(FakeDS(), be2, progress=False)
+    assert res.newly_done == 2 and res.complete
+    assert not any("Title: Glass Harbor" in c["prompt"] for c in be2.calls)   # skipped
+    # a different model gets its own build
+    be3 = _backend()
+    be3.info.sha256 = "othermodel"
+    r3 = kg_build.build_kg(FakeDS(), be3, progress=False, limit=1)
+    assert r3.dir != res.dir and r3.passages_done == 1
+    assert kg_build.load_built_kg("tiny", "scripted").n_triples == 4
+    assert kg_build.load_built_kg("tiny", "othermodel").n_triples == 1
+    assert kg_build.load_built_kg("nope") is None
+
+
+def test_torn_checkpoint_line_is_ignored(tmp_path):
+    f = tmp_path / "c.jsonl"
+    f.write_text('{"pid": "p1", "triples": []}\n{"pid": "p2", "tri')
+    assert list(kg_build.read_checkpoint(f)) == ["p1"]
+
+
+def test_cli_build_and_info(monkeypatch, capsys):
+    from workbench import cli
+    from workbench.commands import kg as kgcmd
+    monkeypatch.setattr(kgcmd, "backend_from_args", lambda a: _backend())
+    import workbench.datasets as dsmod
+    monkeypatch.setattr(dsmod, "load_dataset", lambda name: FakeDS())
+    assert cli.main(["kg", "build", "tiny", "--limit", "2", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "2 selected passages complete; 2/4 corpus passages" in out
+    assert cli.main(["kg", "info", "tiny"]) == 0
+    assert "2/4 passages (partial)" in capsys.readouterr().out
+
+
+def test_kg_methods_explain_how_to_build_a_missing_kg():
+    from workbench.methods.base import RunContext
+    from workbench.methods.coggrag import CogConfig, CogGRAG
+    from workbench.runner import run_to_end
+    tr = run_to_end(CogGRAG(), RunContext(llm=ScriptedBackend(default="x"), config=CogConfig()),
+                    "Who?")
+    assert tr.status == "failed" and "python -m workbench kg build" in tr.errors[0]["message"]

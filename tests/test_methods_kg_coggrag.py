@@ -1,0 +1,291 @@
+"""CogGRAG rules on the fictional toy KG with a scripted LLM and a bag-of-words embedder."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from tests.kg_toy import question, toy_kg
+from workbench import config as C
+from workbench.llm.scripted import ScriptedBackend
+from workbench.methods.base import RunContext
+from workbench.methods.coggrag import CogConfig, CogGRAG, span_perplexity
+from workbench.runner import run_to_end
+
+
+class BowEmbedder:
+    """Deterministic: hashed bag of lower-cased words, L2-normalised."""
+    name = "bow-test"
+    key = "bow-test"
+
+    def encode(self, texts, **kw):
+        single = isinstance(texts, str)
+        items = [texts] if single else list(texts)
+        out = np.zeros((len(items), 64), dtype=np.float32)
+        for i, t in enumerate(items):
+            for w in re.findall(r"[a-z0-9]+", t.lower()):
+                out[i, sum(map(ord, w)) % 64] += 1.0
+        n = np.linalg.norm(out, axis=1, keepdims=True)
+        n[n == 0] = 1
+        out /= n
+        return out[0] if single else out
+
+
+@pytest.fixture(scope="module")
+def kg():
+    return toy_kg()
+
+
+ROOT_Q = question("t2").question          # Where was the director of Glass Harbor born?
+SUB1 = "Who directed Glass Harbor?"
+SUB2 = "Where was the person from sub-question #1 born?"
+
+
+def _backend(decomp=None, verdicts=None, rethink="Insufficient information, I don't know",
+             answers=None):
+    be = ScriptedBackend()
+    for q, items in (decomp or {ROOT_Q: [[SUB1, "End."], [SUB2, "End."]]}).items():
+        be.add("Split the question.*Question: " + re.escape(q),
+               [{"Sub-question": s, "State": st} for s, st in items], regex=True)
+    be.add("Extract the keys", {"entities": ["Glass Harbor", "Norvania"], "tuples": [["Glass Harbor",
+                                                                          "directed by"]],
+                                "triples": [["Glass Harbor", "directed by", "director"]]})
+    be.add("Organise the information", {"subgraph": [["director", "place of birth", "city"]]})
+    answers = answers or {}
+
+    def reason(prompt: str) -> str:
+        qs = json.loads(re.search(r"Questions: (\[.*?\])\n", prompt).group(1))
+        return json.dumps({"answers": [{"Question": q, "Answer": answers.get(q, "Ilse Varga")}
+                                       for q in qs]})
+    be.add("Answer each question", reason)
+    for ans, v in (verdicts or {}).items():
+        be.add(f'"Answer": "{ans}"', v)
+    be.add("Reply [right] or [wrong]", "[right]")
+    be.add("judged wrong", {"answer": rethink})
+    return be
+
+
+def _run(kg, be, q=ROOT_Q, gold="t2", **over):
+    cfg = C.build(CogConfig, over)
+    ctx = RunContext(llm=be, config=cfg, kg=kg, embedder=BowEmbedder(),
+                     gold=question(gold) if gold else None)
+    return run_to_end(CogGRAG(), ctx, q)
+
+
+def _log(tr, typ):
+    return [(e["node_id"], e["data"]) for e in tr.log if e["type"] == typ]
+
+
+def _purposes(tr):
+    return [c["purpose"] for c in sorted(tr.llm_calls.values(), key=lambda c: c["seq"])]
+
+
+# --- decomposition: End / Continue growth ---
+
+def test_mind_map_grows_level_by_level_until_all_end(kg):
+    decomp = {ROOT_Q: [["Who made Glass Harbor and where was that person born?", "Continue."],
+                       ["What country is that?", "End."]],
+              "Who made Glass Harbor and where": [[SUB1, "End."], [SUB2, "End."]]}
+    tr = _run(kg, _backend(decomp))
+    assert tr.status == "finished"
+    mm = {n.id: n for n in tr.nodes.values() if n.kind in ("question", "subquestion")}
+    assert set(mm) == {"0", "0.1", "0.2", "0.1.1", "0.1.2"}
+    assert [mm[i].layer for i in ("0", "0.1", "0.1.1")] == [0, 1, 2]
+    assert mm["0.1"].attrs["mm_state"] == "continue" and mm["0.2"].attrs["mm_state"] == "end"
+    assert mm["0.1.2"].parents == ["0.1"] and mm["0.1.2"].attrs["sibling_index"] == 2
+    assert mm["0.1.2"].attrs["refers_to"] == [1]
+    started = [nid for nid, _ in _log(tr, "decompose_started")]
+    assert started == ["0", "0.1"]                       # only Continue nodes, breadth first
+    fin = _log(tr, "decomposition_finished")[0][1]
+    assert fin == {"num_nodes": 5, "depth": 2, "over_decomposed": False}
+    # answers flow back up: deepest level first
+    levels = [d["t"] for _, d in _log(tr, "level_reasoning_started")]
+    assert levels == [2, 1, 0]
+
+
+def test_depth_cap_forces_end(kg):
+    decomp = {ROOT_Q: [["Who made Glass Harbor and where was that person born?", "Continue."]]}
+    tr = _run(kg, _backend(decomp), max_level=1)
+    forced = _log(tr, "node_forced_end")
+    assert forced == [("0.1", {"reason": "depth cap T_max=1"})]
+    n = tr.nodes["0.1"]
+    assert n.attrs["forced_end"] and n.attrs["mm_state"] == "end"
+    assert _purposes(tr).count("decompose") == 1
+
+
+def test_node_budget_caps_the_map(kg):
+    decomp = {ROOT_Q: [[f"Part {i} of the question about Glass Harbor?", "Continue."]
+                       for i in range(1, 6)]}
+    tr = _run(kg, _backend(decomp), max_nodes=3)
+    mm = [n for n in tr.nodes.values() if n.kind in ("question", "subquestion")]
+    assert len(mm) == 3
+    assert all(d["reason"].startswith("node budget") for _, d in _log(tr, "node_forced_end"))
+
+
+def test_degenerate_split_makes_the_root_a_leaf(kg):
+    tr = _run(kg, _backend({ROOT_Q: [[ROOT_Q, "End."]]}))
+    assert [n for n in tr.nodes.values() if n.kind == "subquestion"] == []
+    (nid, d), = _log(tr, "node_forced_end")
+    assert nid == "0" and d["reason"].startswith("degenerate")
+
+
+def test_decomposition_parse_failure_retries_once_then_is_visible(kg):
+    be = _backend({})
+    be.rules.insert(0, type(be.rules[0])("Split the question", "not json"))
+    tr = _run(kg, be)
+    assert _purposes(tr)[:2] == ["decompose", "decompose:retry"]
+    assert any(n.state == "parse_failed" and n.parents == ["0"] for n in tr.nodes.values())
+    assert tr.nodes["0"].state in ("verified", "answered", "unknown")
+    assert _log(tr, "node_forced_end")[0][1]["reason"] == "decomposition parse failure"
+
+
+def test_no_decomposition_ablation(kg):
+    tr = _run(kg, _backend(), decomposition=False)
+    assert "decompose" not in _purposes(tr)
+    assert [n.id for n in tr.nodes.values() if n.kind in ("question", "subquestion")] == ["0"]
+
+
+# --- retrieval: epsilon ---
+
+def test_epsilon_keeps_exactly_the_candidates_above_it(kg):
+    all_scores = sorted(h["score"] for h in
+                        _run(kg, _backend(), epsilon=0.0, k_max=0).nodes["kg"].evidence[0]["hits"])
+    assert all_scores[0] < all_scores[-1]
+    eps = round((all_scores[0] + all_scores[-1]) / 2, 3)
+    tr = _run(kg, _backend(), epsilon=eps, k_max=0)
+    hits = tr.nodes["kg"].evidence[0]["hits"]
+    assert hits and all(h["retriever"] == "kg" for h in hits)
+    assert all(h["meta"]["kept"] == (h["score"] > eps) for h in hits)
+    kept = [h for h in hits if h["meta"]["kept"]]
+    assert 0 < len(kept) < len(hits)
+    done = _log(tr, "pruning_done")[0][1]
+    assert done["n_kept"] == len(kept) and done["eps"] == eps
+    assert tr.nodes["kg"].attrs["epsilon"] == eps
+    # per-node attribution carries every candidate, so what-if can re-prune per node
+    per_node = [h for n in tr.nodes.values() if n.id != "kg" for ev in n.evidence
+                for h in ev["hits"]]
+    glob = [h for h in hits if h["meta"]["owner"] == "GLOBAL"]
+    assert len(per_node) + len(glob) == len(hits) and glob
+    assert all("similarity" in h["meta"] for h in per_node)
+    # kept triples reach the reasoning prompt, pruned ones do not
+    prompt = next(c["prompt"] for c in tr.llm_calls.values() if c["purpose"] == "reason")
+    assert all(h["text"] in prompt for h in kept)
+    assert not any(h["text"] in prompt for h in hits if not h["meta"]["kept"])
+    # a higher threshold never keeps more; 0.99 starves retrieval (visible)
+    tr2 = _run(kg, _backend(), epsilon=min(eps + 0.1, 0.98), k_max=0)
+    assert _log(tr2, "pruning_done")[0][1]["n_kept"] <= len(kept)
+    tr3 = _run(kg, _backend(), epsilon=0.99)
+    assert _log(tr3, "pruning_done")[0][1]["n_kept"] == 0
+    assert tr3.nodes["kg"].attrs["starvation"] is True
+
+
+def test_k_max_caps_kept_triples_and_reports_truncation(kg):
+    tr = _run(kg, _backend(), epsilon=0.0, k_max=2)
+    d = _log(tr, "pruning_done")[0][1]
+    over = sum(1 for h in tr.nodes["kg"].evidence[0]["hits"] if h["score"] > 0.0)
+    assert d["n_kept"] == 2 and d["truncated"] == over - 2 > 0
+
+
+def test_keys_linking_and_expansion_events(kg):
+    tr = _run(kg, _backend(), epsilon=0.3)
+    linked = {d["string"]: d["kg_node_ids"] for _, d in _log(tr, "entity_linked")}
+    assert linked["Glass Harbor"] == ["m.film1"]
+    exp = {d["seed"]: d["n_triples"] for _, d in _log(tr, "candidates_expanded")}
+    assert exp["m.film1"] == 3                       # 1 hop both ways, schema edges skipped
+    texts = [h["text"] for h in tr.nodes["kg"].evidence[0]["hits"]]
+    assert not any("type" in t.split(", ")[1] for t in texts)
+    assert _log(tr, "keys_global")[0][1]["subgraph"] == [["director", "place of birth", "city"]]
+    assert len(_log(tr, "keys_local")) == 3          # per node: root + 2 sub-questions
+
+
+def test_global_keys_ablation_and_batched_extraction(kg):
+    tr = _run(kg, _backend(), global_keys=False, local_extraction="batched")
+    p = _purposes(tr)
+    assert "keys_global" not in p and p.count("keys_local") == 1
+
+
+# --- bottom-up reasoning with verification ---
+
+def test_failed_verification_gives_one_rethink_that_may_say_unknown(kg):
+    be = _backend(verdicts={"Tessaly": "[wrong]"}, answers={SUB2: "Tessaly"})
+    tr = _run(kg, be)
+    p = _purposes(tr)
+    assert p.count("rethink") == 1
+    (nid, d), = _log(tr, "rethought")
+    assert nid == "0.2" and d["is_unknown"] is True
+    n = tr.nodes["0.2"]
+    assert n.state == "unknown" and n.attrs["rethought"] and n.attrs["verdict"] == "wrong"
+    assert n.attrs["answer_initial"] == "Tessaly"
+    # the re-thought answer is not verified again (paper: one re-think)
+    assert [x for x, _ in _log(tr, "verified")].count("0.2") == 1
+    # the unknown answer reaches the parent's context, labelled verbatim
+    root_prompt = [c["prompt"] for c in tr.llm_calls.values()
+                   if c["purpose"] == "reason" and c["node_id"] == "0"][0]
+    assert "I don't know" in root_prompt and "Ilse Varga" in root_prompt
+
+
+def test_rethink_may_answer_and_unknown_root_is_a_refusal(kg):
+    be = _backend(verdicts={"Ilse Varga": "[wrong]"}, rethink="Port Amsel")
+    tr = _run(kg, be)
+    assert tr.answer["text"] == "Port Amsel" and not tr.answer["refused"]
+    be = _backend(decomp={ROOT_Q: [[ROOT_Q, "End."]]}, verdicts={"Ilse Varga": "[wrong]"})
+    tr = _run(kg, be)
+    assert tr.answer["refused"] is True and tr.status == "refused"
+    assert tr.nodes["answer"].state == "unknown"
+
+
+def test_max_rethink_above_one_re_verifies(kg):
+    be = _backend(decomp={ROOT_Q: [[ROOT_Q, "End."]]}, verdicts={"Ilse Varga": "[wrong]",
+                                                                 "Tessaly": "[wrong]"},
+                  rethink="Tessaly")
+    tr = _run(kg, be, max_rethink=2)
+    assert _purposes(tr).count("rethink") == 2 and _purposes(tr).count("verify") == 3
+
+
+def test_no_verification_ablation(kg):
+    tr = _run(kg, _backend(), verification=False)
+    assert "verify" not in _purposes(tr) and "rethink" not in _purposes(tr)
+
+
+def test_sibling_group_is_one_call_and_call_count_formula(kg):
+    tr = _run(kg, _backend())
+    p = _purposes(tr)
+    # decompose(1) + local(3) + global(1) + reason(levels: 1 group + root) + verify(3)
+    assert p.count("decompose") == 1 and p.count("keys_local") == 3
+    assert p.count("keys_global") == 1 and p.count("reason") == 2 and p.count("verify") == 3
+    assert len(p) == 10
+    assert tr.summary["by_phase"]["decompose"]["llm_calls"] == 1
+    per_node = _purposes(_run(kg, _backend(), reasoning="node"))
+    assert per_node.count("reason") == 3
+
+
+def test_event_order_and_well_formed_trace(kg):
+    tr = _run(kg, _backend())
+    order = [e["type"] for e in tr.log]
+    spec = ["decompose_started", "decompose_finished", "decomposition_finished", "keys_local",
+            "keys_global", "entity_linked", "candidates_expanded", "pruning_done",
+            "level_reasoning_started", "answer_drafted", "verified", "node_finalized",
+            "level_reasoning_finished"]
+    firsts = [order.index(t) for t in spec]
+    assert firsts == sorted(firsts)
+    assert tr.roots() == ["0"] and tr.answer["node_id"] == "answer"
+    assert tr.nodes["answer"].parents == ["0"] and tr.nodes["kg"].parents == ["0"]
+    assert tr.answer["info"]["contains"] is False      # scripted root says Ilse Varga
+
+
+def test_span_perplexity_covers_only_the_answer_tokens():
+    rec = {"tokens": [[0, '{"a": "', -0.1, None], [1, "Port", -2.0, None],
+                      [2, " Amsel", -2.0, None], [3, '"}', -0.1, None]]}
+    assert span_perplexity(rec, "Port Amsel") == pytest.approx(np.exp(2.0), rel=1e-3)
+
+
+def test_config_defaults_follow_the_spec():
+    c = CogConfig()
+    assert (c.max_level, c.max_children, c.max_nodes, c.epsilon, c.k_max, c.max_rethink,
+            c.temperature_explore, c.temperature_reason) == (3, 5, 15, 0.7, 50, 1, 0.4, 0.0)
+    abl = {k.name for k in C.knobs(CogConfig) if k.ablation}
+    assert {"decomposition", "global_keys", "verification"} <= abl
+    assert CogGRAG.view == "mindmap" and CogGRAG.thresholds == {"similarity": ("epsilon",
+                                                                             "higher")}

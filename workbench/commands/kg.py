@@ -1,0 +1,67 @@
+"""kg build / kg info: an LLM-extracted knowledge graph for a text-only dataset."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ._common import add_model_args, backend_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("kg", help="build or inspect knowledge graphs (for the KG methods)")
+    ks = p.add_subparsers(dest="kg_action", metavar="ACTION")
+
+    b = ks.add_parser("build", help="extract a KG from a dataset's passages with the LLM "
+                                    "(resumable; cached per corpus and model)")
+    b.add_argument("dataset")
+    b.add_argument("--limit", type=int, help="only the first N passages")
+    b.add_argument("--max-triples", type=int, default=8, help="triples per passage (default 8)")
+    b.add_argument("--max-tokens", type=int, default=320)
+    b.add_argument("--restart", action="store_true", help="discard the checkpoint and start over")
+    b.add_argument("--no-progress", action="store_true")
+    add_model_args(b)
+    b.set_defaults(func=cmd_build)
+
+    i = ks.add_parser("info", help="the KGs a dataset has (its own and built ones)")
+    i.add_argument("dataset")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_info)
+    p.set_defaults(func=lambda a: (p.print_help(), 1)[1])
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from ..knowledge.kg_build import build_kg
+    llm = backend_from_args(args)
+    res = build_kg(args.dataset, llm, limit=args.limit, max_triples=args.max_triples,
+                   max_tokens=args.max_tokens, progress=not args.no_progress,
+                   restart=args.restart, echo=lambda s: print(s, file=sys.stderr))
+    state = "complete" if res.complete else "partial (run again to resume)"
+    print(f"{res.dataset}: {res.passages_total} selected passages {state}; "
+          f"{res.passages_done}/{res.meta.get('passages_total')} corpus passages extracted, "
+          f"{res.newly_done} new, {res.parse_failures} parse failures -> "
+          f"{res.n_entities} entities, {res.n_triples} triples in {res.seconds:.1f} s; {res.dir}")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from ..datasets import load_dataset
+    from ..knowledge.kg_build import built_kgs
+    ds = load_dataset(args.dataset)
+    own = ds.kg() if getattr(ds, "has_kg", False) else None
+    built = built_kgs(ds.name)
+    if args.json:
+        print(json.dumps({"dataset": ds.name, "own": own.stats() if own else None,
+                          "built": built}, indent=2, default=str))
+        return 0
+    print(f"{ds.name}: own KG: " + (f"{own.n_entities} entities, {own.n_triples} triples"
+                                    if own else "none"))
+    for m in built:
+        print(f"  built with {m.get('model')} ({str(m.get('model_sha256', ''))[:12]}): "
+              f"{m.get('passages_done')}/{m.get('passages_total')} passages"
+              f"{'' if m.get('corpus_complete') else ' (partial)'}, {m.get('entities')} entities, "
+              f"{m.get('triples')} triples, {m.get('parse_failures')} parse failures  "
+              f"{m.get('path')}")
+    if own is None and not built:
+        print(f"  no KG: build one with `python -m workbench kg build {ds.name} --limit 50`")
+    return 0
