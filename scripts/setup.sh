@@ -35,4 +35,4 @@ fi
 # Index the demo world once (dense embeddings take ~30 s on two cores) so the first question is quick.
 .venv/bin/python -m workbench index demo --kind dense >/dev/null 2>&1 || \
   echo "note: the demo index will be built on first use" >&2
-echo "setup done: $(.venv/bin/python -m workbench models | head -1)"
+echo "setup done"; .venv/bin/python -m workbench models verify smollm2-135m
