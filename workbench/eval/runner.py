@@ -22,6 +22,7 @@ import itertools
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -944,7 +945,20 @@ class EvalRunner:
             ov["n_threads"] = max(1, (os.cpu_count() or 1) // self.workers)
             setup.backend = {**setup.backend, "overrides": ov}
         ctx = mp.get_context("spawn")
-        pool = ctx.Pool(self.workers, initializer=_proc_init, initargs=(setup,))
+        # A spawned worker re-runs the parent's __main__ file. Inside Streamlit (or AppTest)
+        # that file can be a page script, which fails in the worker; the pool then respawns
+        # workers forever. The workers need only this module, so hide the main file meanwhile.
+        main = sys.modules.get("__main__")
+        main_file = getattr(main, "__file__", None)
+        if main_file is not None and not main_file.endswith(("__main__.py", "pytest")):
+            del main.__file__
+        else:
+            main_file = None
+        try:
+            pool = ctx.Pool(self.workers, initializer=_proc_init, initargs=(setup,))
+        finally:
+            if main_file is not None:
+                main.__file__ = main_file
         try:
             for r in pool.imap_unordered(_proc_run, items, chunksize=1):
                 if isinstance(r, tuple):      # a worker saw an interrupt
