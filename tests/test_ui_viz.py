@@ -194,7 +194,7 @@ def test_llm_calls_emitted_before_their_node_are_attached():
            T.node_added("a", "answer", "Nolan", parents=["q"]),
            T.answer("Nolan", node_id="a")]
     tr = fold(evs)
-    assert tr.nodes["a"].llm_calls == []            # the reducer could not link it
+    assert tr.nodes["a"].llm_calls == ["c1"]        # the reducer links it when the node appears
     assert node_call_ids(tr, tr.nodes["a"]) == ["c1"]
     d = node_details(tr, "a")
     assert d["llm_calls"][0]["output"] == "Nolan" and d["perplexity"] == pytest.approx(1.22)
