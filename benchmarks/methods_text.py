@@ -34,6 +34,9 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--dataset", default="demo")
     ap.add_argument("--limit", type=int, default=0, help="first N answerable questions (0 = all)")
+    ap.add_argument("--stride", type=int, default=1,
+                    help="every S-th answerable question (a spread over hop counts and types)")
+    ap.add_argument("--ids", help="comma-separated question ids (overrides limit/stride)")
     ap.add_argument("--set", action="append", default=[], metavar="METHOD.KEY=VALUE")
     ap.add_argument("--store", action="store_true", help="also store every run in the Store")
     ap.add_argument("--verbose", action="store_true", help="one line per run")
@@ -46,8 +49,11 @@ def main() -> None:
         meth, _, key = k.partition(".")
         overrides.setdefault(meth, {})[key] = v
     ds = load_dataset(args.dataset)
-    qs = [q for q in ds.questions if q.answerable and q.answers]
-    if args.limit:
+    qs = [q for q in ds.questions if q.answerable and q.answers][:: max(1, args.stride)]
+    if args.ids:
+        want = args.ids.split(",")
+        qs = [ds.question(i) for i in want]
+    elif args.limit:
         qs = qs[: args.limit]
     be = load_backend(n_threads=args.threads)
     store = None
@@ -96,7 +102,9 @@ def main() -> None:
               f"{f['mean_wall_s']:7.2f} {f['accuracy']:5.2f} {f['refusal_rate']:7.2f} "
               f"{failed:6d}", flush=True)
     print(json.dumps({"model": be.info.name, "dataset": ds.name, "questions": len(qs),
-                      "cpu_cores": os.cpu_count(), "methods": figures}))
+                      "question_ids": [q.id for q in qs], "cpu_cores": os.cpu_count(),
+                      "n_threads": args.threads, "load_avg_1m": os.getloadavg()[0],
+                      "methods": figures}))
 
 
 if __name__ == "__main__":

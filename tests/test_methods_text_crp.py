@@ -290,3 +290,21 @@ def test_root_probe_answers_without_a_graph_when_sufficient():
     assert tr.status == "finished"
     assert not [c for c in tr.llm_calls.values() if c["purpose"] == "propose"]
     assert set(n.kind for n in tr.nodes.values()) == {"question", "answer"}
+
+
+def test_valid_paths_beyond_the_cap_are_unused():
+    tr = run(make_backend(DIAMOND, {}), {"max_answer_paths": 1})
+    states = sorted(p["state"] for p in tr.paths.values())
+    assert states == ["selected", "unused"]
+    assert not [e for e in tr.log if e["type"] == "answers_integrated"]   # one path: no P_abstract
+
+
+def test_noise_injection_replaces_knowledge_and_is_visible():
+    tr = run(make_backend(DIAMOND, {}), {"noise_mode": "knowledge", "noise_pct": 50})
+    hit = [n for n in tr.nodes.values() if n.attrs.get("noise")]
+    assert len(hit) == 2        # 50 % of the 3 non-root nodes, rounded
+    ev = [e for e in tr.log if e["type"] == "noise_injected"]
+    assert len(ev) == 2 and all(e["data"]["mode"] == "knowledge" for e in ev)
+    evals = [c for c in tr.llm_calls.values() if c["purpose"] == "evaluate"
+             and c["node_id"] == hit[0].id]
+    assert hit[0].attrs["knowledge"] in evals[0]["prompt"]

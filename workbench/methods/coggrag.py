@@ -305,7 +305,11 @@ class CogGRAG(Method):
     def _embed(self, ctx: RunContext, texts: Sequence[str]) -> np.ndarray:
         emb = self._embedder(ctx)
         if emb is not None:
-            return np.asarray(emb.encode(list(texts)), dtype=np.float32)
+            try:
+                v = emb.encode(list(texts), show_progress=False)
+            except TypeError:          # an embedder without the keyword (tests' fakes)
+                v = emb.encode(list(texts))
+            return np.asarray(v, dtype=np.float32)
         from sklearn.feature_extraction.text import TfidfVectorizer
         vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 4)).fit(self._tfidf_fit)
         X = vec.transform(list(texts)).toarray().astype(np.float32)

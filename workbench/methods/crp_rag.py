@@ -18,6 +18,7 @@ Event names and order follow the spec's §6.1 table: core events where the reduc
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -28,6 +29,16 @@ from ..config import knob
 from . import common as C
 from .base import Method, RunContext
 from .prompts import crp_rag as P
+
+# Unrelated text for the noise-injection probe (spec §5.7).
+NOISE_STEPS = ["Find the boiling point of water at sea level.",
+               "List the ingredients of a pancake batter.",
+               "Find the height of the tallest mountain in Africa.",
+               "Count the legs of a spider."]
+NOISE_KNOWLEDGE = ["Pancake batter is made from flour, eggs, milk and a pinch of salt.",
+                   "Water boils at 100 degrees Celsius at sea level.",
+                   "Kilimanjaro in Tanzania rises to 5,895 metres.",
+                   "Spiders have eight legs and most of them spin silk."]
 
 _CLOSE_WORDS = {"", "none", "done", "no further step", "no further steps", "no next step",
                 "stop", "finish", "finished", "n/a"}
@@ -95,6 +106,12 @@ class CrpRagConfig:
     no_evaluation: bool = knob(False, "Ablation: no sufficiency evaluation; reason along the "
                                "shortest and the longest path.", group="evaluation",
                                ablation=True)
+    noise_mode: str = knob("none", "Robustness probe (spec §5.7): replace noise_pct % of the "
+                           "non-root nodes (after GC) or their knowledge (after KRA) with "
+                           "unrelated text, and watch pruning and refusal.",
+                           choices=["none", "nodes", "knowledge"], group="evaluation")
+    noise_pct: int = knob(0, "Share of non-root nodes hit by noise_mode (0-50 %).", min=0,
+                          max=50, group="evaluation")
     max_paths_enumerated: int = knob(64, "Cap on enumerated root-to-sink paths.", min=1,
                                      max=1024, group="paths")
     max_answer_paths: int = knob(3, "Valid paths reasoned along (best by max node PPL, then "
@@ -203,10 +220,14 @@ class CrpRag(Method):
 
         yield from self._construct(ctx, question, nodes, root_id)
 
-        yield ctx.set_phase("kra")
         order = [nid for nid in nodes if nid != root_id]
+        if cfg.noise_mode == "nodes":
+            yield from self._inject_noise(ctx, nodes, order, "nodes")
+        yield ctx.set_phase("kra")
         for nid in order:
             yield from self._kra(ctx, question, nodes[nid])
+        if cfg.noise_mode == "knowledge":
+            yield from self._inject_noise(ctx, nodes, order, "knowledge")
 
         yield ctx.set_phase("ag")
         root = nodes[root_id]
@@ -598,6 +619,31 @@ class CrpRag(Method):
             yield T.node_scored(aid, {"perplexity": fin_ppl, "confidence": conf})
         yield T.answer(short, node_id=aid, confidence=conf, full_answer=final,
                        paths=[p for p, _, _ in answers], final_perplexity=fin_ppl)
+
+    # ------------------------------------------------------------------ noise probe
+    def _inject_noise(self, ctx: RunContext, nodes: dict[str, _Node], order: list[str],
+                      mode: str) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        n_hit = round(len(order) * cfg.noise_pct / 100.0)
+        if not n_hit:
+            return
+        rnd = random.Random(C.derive_seed(ctx.seed, "crp-noise", mode, len(order)))
+        hit = sorted(rnd.sample(order, n_hit), key=self._id_key)
+        for i, nid in enumerate(hit):
+            v = nodes[nid]
+            if mode == "nodes":
+                noise = NOISE_STEPS[i % len(NOISE_STEPS)]
+                yield T.custom("noise_injected", nid, mode=mode, original=v.content, noise=noise)
+                yield T.node_updated(nid, None, noise=True, noise_text=noise,
+                                     original_text=v.content)
+                v.content = noise
+            else:
+                noise = NOISE_KNOWLEDGE[i % len(NOISE_KNOWLEDGE)]
+                yield T.custom("noise_injected", nid, mode=mode, original=v.knowledge,
+                               noise=noise)
+                yield T.node_updated(nid, None, noise=True, knowledge=noise,
+                                     original_knowledge=v.knowledge)
+                v.knowledge = noise
 
     # ------------------------------------------------------------------ root probe
     def _root_probe(self, ctx: RunContext, q: str, root: _Node) -> Iterator[T.Event]:
