@@ -143,7 +143,8 @@ def test_next_subquestion_is_refined_with_the_previous_answer():
     tr, dense, _ = run(be)
     refine = [c for c in tr.llm_calls.values() if c["purpose"] == "refine"]
     assert len(refine) == 1
-    assert "Hayao Miyazaki" in last_user(refine[0]["prompt"]) and S2 in last_user(refine[0]["prompt"])
+    prompt = last_user(refine[0]["prompt"])
+    assert "Hayao Miyazaki" in prompt and S2 in prompt
     assert dense.queries == [S1, REFINED]           # step 2 executes the refined question
     ev = next(e for e in tr.log if e["type"] == "next_question_refined")
     assert ev["data"]["before"] == S2 and ev["data"]["after"] == REFINED

@@ -119,7 +119,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, default=str))
         return 0
     for name, cls in ms.items():
-        print(f"{name}  —  {cls.title}  [{cls.kind}, view {cls.view}, prompts {cls.prompt_version}]")
+        print(f"{name}  —  {cls.title}  [{cls.kind}, view {cls.view}, "
+              f"prompts {cls.prompt_version}]")
         if cls.description:
             print(f"  {cls.description}")
         if cls.thresholds:

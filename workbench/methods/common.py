@@ -90,7 +90,8 @@ def hit_brief(h: Hit) -> dict[str, Any]:
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _LEADINS = ("so the answer is", "the answer is", "final answer:", "answer:")
 _UNKNOWN = re.compile(
-    r"\bunk?n?own\b|\bunkown\b|\bunknow\b|i (?:do not|don't|dont) know|not (?:mentioned|stated|given|provided|specified|"
+    r"\bunknown\b|\bunkown\b|\bunknow\b|i (?:do not|don't|dont) know|"
+    r"not (?:mentioned|stated|given|provided|specified|"
     r"known|found|available)|(?:does|do|did) not (?:say|mention|contain|provide|specify|state|"
     r"include|give)|no (?:information|mention|relevant|answer)|cannot (?:be )?(?:answer|determine|"
     r"find|say)|can't (?:answer|determine|find|say)|unable to|i'm sorry|i am sorry|\bsorry\b|"
@@ -266,7 +267,8 @@ def rrf_merge(lists: Sequence[Sequence[Hit]], k: int, c: int = 60) -> list[Hit]:
 
 # --- graph helpers -------------------------------------------------------------------
 
-def question_node(ctx: Any, question: str, kind: str = "question", **attrs: Any) -> tuple[str, T.Event]:
+def question_node(ctx: Any, question: str, kind: str = "question",
+                  **attrs: Any) -> tuple[str, T.Event]:
     nid = ctx.node_id("q")
     return nid, T.node_added(nid, kind, question, layer=0, state="created", is_source=True,
                              **attrs)

@@ -299,7 +299,8 @@ class CrpRag(Method):
             call_id = calls[-1].llm_call_id if calls else None
             pid = f"{v.id}.p{n}.{s}"
             if parsed is None:
-                yield T.custom("proposal_generated", v.id, iteration=n, proposal_id=pid, parent=v.id,
+                yield T.custom("proposal_generated", v.id, iteration=n, proposal_id=pid,
+                               parent=v.id,
                                sample_idx=s, temperature=cfg.gen_temperature, seed=seed,
                                raw=raw, step=None, is_final=None, parse_ok=False,
                                call_id=call_id)
@@ -312,8 +313,8 @@ class CrpRag(Method):
                 if v.id != root_id and not closed:
                     closed = True
                     v.is_final = True
-                    yield T.custom("sink_closed", v.id, iteration=n, reason="the model proposed no further "
-                                   "step", raw=raw)
+                    yield T.custom("sink_closed", v.id, iteration=n,
+                                   reason="the model proposed no further step", raw=raw)
                     yield T.node_updated(v.id, None, is_final=True, closed_by_model=True)
                 continue
             out.append(_Proposal(pid, v.id, s, text, fin, raw, seed, call_id))

@@ -339,7 +339,7 @@ class ParRag(Method):
         yield T.custom("final_answer", aid, answer=final, raw_output=raw, idk=idk,
                        trajectory=[t["index"] for t in trajectory],
                        perplexity=sc.get("perplexity"), revisions=revisions)
-        yield T.node_added(aid, "answer", final or raw or P.IDK, parents=[last.node], layer=5,
+        yield T.node_added(aid, "answer", final or raw or P.IDK, parents=[last.node], layer=9,
                            state="refused" if idk else "answered", raw_output=raw, idk=idk,
                            call_ids=[c.llm_call_id for c in calls], revisions=revisions)
         for t in trajectory:

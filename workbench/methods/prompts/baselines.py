@@ -3,12 +3,15 @@ from __future__ import annotations
 
 from . import chat
 
-VERSION = "base-2"
+VERSION = "base-3"
 
 VANILLA_TAG = "Task: answer a question."
 VANILLA_SYSTEM = (VANILLA_TAG + " Answer the question with a short answer: a name, a place, a "
                   "year or a number. Do not explain.")
-VANILLA_SHOTS = [("Who directed Psycho (1960)?", "Alfred Hitchcock")]
+# No few-shot turn: with one ("Who directed Psycho (1960)?" -> "Alfred Hitchcock"),
+# SmolLM2-135M answered "Alfred Hitchcock ..." to 8 of 11 demo questions (1/11 correct);
+# zero-shot it got 3/11. Prompts with passages keep their demo shot.
+VANILLA_SHOTS: list[tuple[str, str]] = []
 
 
 def vanilla(question: str) -> list[dict]:
