@@ -15,13 +15,7 @@ ss = st.session_state
 settings = W.setup_page(warm_up=True)
 st.title("Ask")
 
-methods = D.method_classes()
-if not methods:
-    W.error("No method is registered yet.",
-            "Methods appear here as their modules land in workbench/methods/.")
-    for msg in D.method_load_errors():
-        st.caption(msg)
-    st.stop()
+methods = W.methods_or_stop()
 
 # A start requested by Home, a what-if re-run or Runs: fill the widgets, maybe run at once.
 prefill = ss.pop("ask_prefill", None)

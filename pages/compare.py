@@ -16,10 +16,7 @@ ss = st.session_state
 settings = W.setup_page(warm_up=True)
 st.title("Compare")
 
-methods = D.method_classes()
-if not methods:
-    W.error("No method is registered yet.")
-    st.stop()
+methods = W.methods_or_stop()
 
 mode = st.segmented_control("Source", ["Run live", "Stored runs"], default="Run live",
                             key=f"{K}__mode")

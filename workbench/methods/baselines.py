@@ -28,6 +28,33 @@ def _answer_events(ctx: RunContext, aid: str, raw: str, parents: list[str], laye
                    final_perplexity=sc.get("perplexity"))
 
 
+def _answer_call(ctx: RunContext, messages: list[dict], max_tokens: int, parents: list[str],
+                 layer: int) -> Iterator[T.Event]:
+    """One greedy answer call served to a fresh answer node."""
+    aid = ctx.node_id("a")
+    calls: list[T.Event] = []
+    comp = yield from C.tap(ctx.generate("answer", messages, C.greedy(max_tokens), node_id=aid,
+                                         prompt_version=P.VERSION), calls)
+    yield from _answer_events(ctx, aid, comp.text, parents, layer, comp,
+                              [c.llm_call_id for c in calls])
+
+
+def _retrieval_node(ctx: RunContext, query: str, k: int, retriever: str, parent: str,
+                    layer: int, **attrs: Any) -> Iterator[T.Event]:
+    """A retrieval node for one query; returns (node id, hits)."""
+    rid = ctx.node_id("r")
+    yield T.node_added(rid, "retrieval", query, parents=[parent], layer=layer, state="created",
+                       retriever=retriever, query=query, **attrs)
+    hits = yield from ctx.retrieve(rid, query, k, retriever)
+    yield T.node_updated(rid, "retrieved", docs=[C.hit_brief(h) for h in hits])
+    return rid, hits
+
+
+def _retriever_knob() -> Any:
+    return knob("default", "Retriever (default = the Settings choice).",
+                choices=["default", "bm25", "dense", "hybrid"])
+
+
 # ----------------------------------------------------------------------------- vanilla
 
 @dataclass
@@ -49,21 +76,14 @@ class Vanilla(Method):
         yield ctx.set_phase("answer")
         qid, ev = C.question_node(ctx, question)
         yield ev
-        aid = ctx.node_id("a")
-        calls: list[T.Event] = []
-        comp = yield from C.tap(ctx.generate("answer", P.vanilla(question),
-                                             C.greedy(cfg.answer_max_tokens), node_id=aid,
-                                             prompt_version=P.VERSION), calls)
-        yield from _answer_events(ctx, aid, comp.text, [qid], 1, comp,
-                                  [c.llm_call_id for c in calls])
+        yield from _answer_call(ctx, P.vanilla(question), cfg.answer_max_tokens, [qid], 1)
 
 
 # ----------------------------------------------------------------------------- standard RAG
 
 @dataclass
 class StandardRagConfig:
-    retriever: str = knob("default", "Retriever (default = the Settings choice).",
-                          choices=["default", "bm25", "dense", "hybrid"])
+    retriever: str = _retriever_knob()
     top_k: int = knob(5, "Passages retrieved for the question.", min=1, max=20)
     passage_chars: int = knob(320, "Characters kept per passage in the prompt.", min=50,
                               max=4000)
@@ -84,28 +104,18 @@ class StandardRag(Method):
         yield ctx.set_phase("retrieve")
         qid, ev = C.question_node(ctx, question)
         yield ev
-        name = C.retriever_name(ctx, cfg.retriever)
-        rid = ctx.node_id("r")
-        yield T.node_added(rid, "retrieval", question, parents=[qid], layer=1, state="created",
-                           retriever=name, query=question)
-        hits = yield from ctx.retrieve(rid, question, cfg.top_k, name)
-        yield T.node_updated(rid, "retrieved", docs=[C.hit_brief(h) for h in hits])
+        rid, hits = yield from _retrieval_node(
+            ctx, question, cfg.top_k, C.retriever_name(ctx, cfg.retriever), qid, 1)
         yield ctx.set_phase("answer")
-        aid = ctx.node_id("a")
-        calls: list[T.Event] = []
-        comp = yield from C.tap(ctx.generate(
-            "answer", P.rag(C.format_passages(hits, cfg.passage_chars, numbered=False), question),
-            C.greedy(cfg.answer_max_tokens), node_id=aid, prompt_version=P.VERSION), calls)
-        yield from _answer_events(ctx, aid, comp.text, [rid], 2, comp,
-                                  [c.llm_call_id for c in calls])
+        passages = C.format_passages(hits, cfg.passage_chars, numbered=False)
+        yield from _answer_call(ctx, P.rag(passages, question), cfg.answer_max_tokens, [rid], 2)
 
 
 # ----------------------------------------------------------------------------- IRCoT
 
 @dataclass
 class IrcotConfig:
-    retriever: str = knob("default", "Retriever (default = the Settings choice).",
-                          choices=["default", "bm25", "dense", "hybrid"])
+    retriever: str = _retriever_knob()
     k_per_step: int = knob(3, "Passages retrieved per query (question, then each sentence).",
                            min=1, max=20)
     max_docs: int = knob(9, "Cap on the passages kept in the prompt (first retrieved kept).",
@@ -146,12 +156,9 @@ class Ircot(Method):
                     new.append(h.id)
             return new
 
-        rid = ctx.node_id("r")
-        yield T.node_added(rid, "retrieval", question, parents=[qid], layer=1, state="created",
-                           retriever=name, query=question, step=0)
-        hits = yield from ctx.retrieve(rid, question, cfg.k_per_step, name)
-        new = add(hits)
-        yield T.node_updated(rid, "retrieved", docs=[C.hit_brief(h) for h in hits], new_docs=new)
+        rid, hits = yield from _retrieval_node(ctx, question, cfg.k_per_step, name, qid, 1,
+                                               step=0)
+        yield T.node_updated(rid, "retrieved", new_docs=add(hits))
         parent, layer = rid, 1
         thoughts: list[str] = []
         answer_raw = None
@@ -186,26 +193,18 @@ class Ircot(Method):
             if step == cfg.max_steps:
                 break
             yield ctx.set_phase("retrieve")
-            rid = ctx.node_id("r")
             layer += 1
-            yield T.node_added(rid, "retrieval", sentence, parents=[tid], layer=layer,
-                               state="created", retriever=name, query=sentence, step=step)
-            hits = yield from ctx.retrieve(rid, sentence, cfg.k_per_step, name)
-            new = add(hits)
-            yield T.node_updated(rid, "retrieved", docs=[C.hit_brief(h) for h in hits],
-                                 new_docs=new)
+            rid, hits = yield from _retrieval_node(ctx, sentence, cfg.k_per_step, name, tid,
+                                                   layer, step=step)
+            yield T.node_updated(rid, "retrieved", new_docs=add(hits))
             parent = rid
         yield ctx.set_phase("answer")
-        aid = ctx.node_id("a")
         if answer_raw is not None:
-            yield T.custom("ircot_stopped", aid, reason="answer found", steps=len(thoughts))
-            yield from _answer_events(ctx, aid, answer_raw, [parent], layer + 1, comp, [])
+            yield T.custom("ircot_stopped", None, reason="answer found", steps=len(thoughts))
+            yield from _answer_events(ctx, ctx.node_id("a"), answer_raw, [parent], layer + 1,
+                                      comp, [])
             return
-        yield T.custom("ircot_stopped", aid, reason="step limit", steps=len(thoughts))
-        calls = []
-        comp = yield from C.tap(ctx.generate(
-            "answer", P.ircot_read(C.format_passages(docs, cfg.passage_chars, numbered=False),
-                                   question, thoughts),
-            C.greedy(cfg.answer_max_tokens), node_id=aid, prompt_version=P.VERSION), calls)
-        yield from _answer_events(ctx, aid, comp.text, [parent], layer + 1, comp,
-                                  [c.llm_call_id for c in calls])
+        yield T.custom("ircot_stopped", None, reason="step limit", steps=len(thoughts))
+        passages = C.format_passages(docs, cfg.passage_chars, numbered=False)
+        yield from _answer_call(ctx, P.ircot_read(passages, question, thoughts),
+                                cfg.answer_max_tokens, [parent], layer + 1)

@@ -124,6 +124,18 @@ def store_or_stop() -> Store:
         raise
 
 
+def methods_or_stop() -> dict[str, type]:
+    """The registered methods; a page without any explains why and stops."""
+    methods = uidata.method_classes()
+    if not methods:
+        error("No method is registered yet.",
+              "Methods appear here as their modules land in workbench/methods/.")
+        for msg in uidata.method_load_errors():
+            st.caption(msg)
+        st.stop()
+    return methods
+
+
 def _has_ctx() -> bool:
     try:
         from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
