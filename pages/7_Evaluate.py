@@ -193,6 +193,7 @@ with tab_results:
             "crag_by": Q.crag(db, eval_id, crag_group),
             "knob": Q.knob_response(db, eval_id, knob, metric) if knob else [],
             "modes": Q.error_modes(db, eval_id),
+            "paired": Q.paired(db, eval_id, metric),
         }
     selections: list[tuple] = []
 
@@ -203,6 +204,12 @@ with tab_results:
 
     st.subheader(f"{mlabel} per method (95% CI)")
     _chart(C.metric_bars(data["summary"], mlabel), "ev_summary")
+
+    if data["paired"]:
+        st.subheader("Paired differences (same questions)")
+        st.caption("a − b on the questions both answered; 95% paired-bootstrap CI"
+                   + ("; McNemar's exact p on right/wrong." if Q.METRICS[metric][2] else "."))
+        st.dataframe(data["paired"], hide_index=True, width="stretch")
 
     c1, c2 = st.columns(2)
     with c1:

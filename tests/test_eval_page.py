@@ -42,8 +42,10 @@ def test_page_renders_charts_of_a_stored_eval():
     assert not at.exception, at.exception
     heads = [h.value for h in at.subheader]
     for h in ("By hop count", "Cost per question", "Calibration", "Score against a knob",
-              "Error modes (annotations)"):
+              "Error modes (annotations)", "Paired differences (same questions)"):
         assert h in heads
+    paired = at.dataframe[0].value
+    assert len(paired) == 3 and {"diff", "lo", "hi", "mcnemar_p"} <= set(paired.columns)
     # summary, hops, type, cost, calibration, crag outcomes, crag breakdown, knob, error modes
     assert len(_charts(at)) == 9
     # another metric re-queries everything

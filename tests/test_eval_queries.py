@@ -127,3 +127,51 @@ def test_charts_build_and_selection_reads_customdata(ev):
                                       {"customdata": ["toy-rag", "noise_k=2", "2"]}]}}
     assert C.selected_keys(event) == [("toy-rag", "noise_k=2", "2")]
     assert C.selected_keys({}) == []
+
+
+def test_paired_bootstrap_and_mcnemar_by_hand():
+    a = [1, 1, 1, 1, 1, 1, 1, 1, 0, 0]
+    b = [0, 0, 0, 0, 0, 0, 1, 1, 0, 0]
+    diff, lo, hi = M.paired_bootstrap(a, b, n_boot=4000, seed=1)
+    assert diff == pytest.approx(0.6)
+    assert 0.2 < lo < 0.6 < hi <= 1.0
+    t = M.mcnemar(a, b)
+    # six discordant pairs all one way: two-sided exact p = 2 * 0.5**6
+    assert (t["a_only"], t["b_only"]) == (6, 0)
+    assert t["p"] == pytest.approx(2 * 0.5 ** 6)
+    assert M.mcnemar(a, a)["p"] == 1.0
+    same = M.paired_bootstrap(a, a)
+    assert same == (0.0, 0.0, 0.0)
+
+
+def test_paired_pairs_series_on_shared_questions(ev):
+    st, eid = ev
+    rows = _rows(st, eid)
+    out = Q.paired(st, eid, "correct", n_boot=500)
+    assert len(out) == 3          # three series, every pair once
+    for r in out:
+        series = {s for s in (r["a"], r["b"])}
+        assert len(series) == 2
+        assert r["lo"] <= r["diff"] <= r["hi"]
+        assert r["diff"] == pytest.approx(r["mean_a"] - r["mean_b"])
+        assert 0.0 <= r["mcnemar_p"] <= 1.0
+    rag0 = next(r for r in out if {r["a"], r["b"]} == {"toy-llm", "toy-rag [noise_k=0]"})
+    want = {}
+    for x in rows:
+        if x["method"] == "toy-llm" or x["variant"] == "noise_k=0":
+            want.setdefault(x["method"], {})[x["question_id"]] = float(x["correct"])
+    assert rag0["n_paired"] == len(want["toy-llm"])
+    sign = 1 if rag0["a"] == "toy-llm" else -1
+    by_hand = sum(want["toy-llm"][q] - want["toy-rag"][q] for q in want["toy-llm"]) \
+        / len(want["toy-llm"])
+    assert rag0["diff"] == pytest.approx(sign * by_hand)
+    assert "mcnemar_p" not in Q.paired(st, eid, "f1", n_boot=100)[0]
+
+
+def test_cli_summary_prints_paired_lines(ev, capsys):
+    from workbench.commands.eval import _print_summary
+    st, eid = ev
+    _print_summary(st, eid)
+    out = capsys.readouterr().out
+    assert "paired on shared questions" in out
+    assert out.count("McNemar") == 1 and out.count(" p=") == 3

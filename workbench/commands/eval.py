@@ -150,6 +150,12 @@ def _print_summary(st: Store, eval_id: str) -> None:
         print(f"{r['series'][:w]:{w}s} {r['n_items']:5d} {ci:>22s} {f(x.get('em'))} {f(x.get('f1'))} "
               f"{f(x.get('contains'))} {f(x.get('acc_lm'))} {f(x.get('crag_score'))} "
               f"{e.get('llm_calls') or 0:6.1f} {e.get('tokens') or 0:7.0f} {e.get('wall_ms') or 0:8.0f}")
+    pairs = Q.paired(st, eval_id, "correct")
+    if pairs:
+        print("\npaired on shared questions (correct): a - b [95% bootstrap CI], McNemar p")
+        for p in pairs:
+            print(f"  {p['a']} - {p['b']}: {p['diff']:+.3f} [{p['lo']:+.3f},{p['hi']:+.3f}] "
+                  f"n={p['n_paired']} p={p['mcnemar_p']:.3g}")
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -186,7 +192,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.action == "show":
             row = get_eval(st, eval_id)
             if args.json:
-                print(json.dumps({"eval": row, "summary": Q.summary(st, eval_id)}, indent=2,
+                print(json.dumps({"eval": row, "summary": Q.summary(st, eval_id),
+                                  "paired": Q.paired(st, eval_id)}, indent=2,
                                  default=str))
                 return 0
             print(f"{eval_id} [{row['status']}] dataset={row['dataset']} "

@@ -233,6 +233,40 @@ def knob_response(store: Any, eval_ids: str | Sequence[str], knob: str,
     return rows
 
 
+def paired(store: Any, eval_ids: str | Sequence[str], metric: str = "correct", *,
+           n_boot: int = 2000, seed: int = 0) -> list[dict[str, Any]]:
+    """Every pair of series compared on the questions both answered (same question and
+    seed): mean difference with a paired-bootstrap 95% CI, and McNemar's exact p for 0/1
+    metrics. Only the metric column of the selected evals leaves DuckDB."""
+    from itertools import combinations
+
+    from .metrics import mcnemar, paired_bootstrap
+    expr, binary = metric_expr(metric), METRICS[metric][2]
+    where, args = _ids(eval_ids)
+    rows = _series(store.query(f"""
+        SELECT method, variant, question_id, seed, {expr} AS m FROM eval_items
+        WHERE {where} AND question_id IS NOT NULL AND {expr} IS NOT NULL""", args))
+    per: dict[str, dict[tuple, float]] = {}
+    for r in rows:
+        per.setdefault(r["series"], {})[(r["question_id"], r["seed"])] = float(r["m"])
+    out = []
+    for sa, sb in combinations(sorted(per), 2):
+        keys = sorted(per[sa].keys() & per[sb].keys(), key=str)
+        if not keys:
+            continue
+        a = [per[sa][k] for k in keys]
+        b = [per[sb][k] for k in keys]
+        diff, lo, hi = paired_bootstrap(a, b, n_boot=n_boot, seed=seed)
+        row = {"a": sa, "b": sb, "n_paired": len(keys), "mean_a": sum(a) / len(a),
+               "mean_b": sum(b) / len(b), "diff": diff, "lo": lo, "hi": hi,
+               "significant": not (lo <= 0.0 <= hi)}
+        if binary:
+            t = mcnemar(a, b)
+            row.update(a_only=t["a_only"], b_only=t["b_only"], mcnemar_p=t["p"])
+        out.append(row)
+    return out
+
+
 def error_modes(store: Any, eval_ids: str | Sequence[str]) -> list[dict[str, Any]]:
     """Counts of annotation tags on the eval's runs, per method."""
     where, args = _ids(eval_ids)
