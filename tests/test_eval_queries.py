@@ -175,3 +175,14 @@ def test_cli_summary_prints_paired_lines(ev, capsys):
     out = capsys.readouterr().out
     assert "paired on shared questions" in out
     assert out.count("McNemar") == 1 and out.count(" p=") == 3
+
+
+def test_deleting_a_run_removes_its_eval_item_and_count(ev):
+    st, eid = ev
+    before = st.query("SELECT n_done FROM eval_batches WHERE eval_id = ?", [eid])[0]["n_done"]
+    rid = _rows(st, eid)[0]["run_id"]
+    st.delete_run(rid)
+    assert not st.query("SELECT 1 FROM eval_items WHERE run_id = ?", [rid])
+    assert len(_rows(st, eid)) == before - 1
+    assert st.query("SELECT n_done FROM eval_batches WHERE eval_id = ?",
+                    [eid])[0]["n_done"] == before - 1

@@ -316,9 +316,16 @@ class Store:
         return Trace.fold(self.events(run_id, upto))
 
     def delete_run(self, run_id: str) -> None:
+        """Remove a run everywhere; an eval it belonged to loses that item (its count drops,
+        and ``eval --resume`` runs the item again) rather than keeping a result with no run."""
         with self._tx() as con:
-            for table in ("events", "llm_calls", "annotations", "runs"):
+            evals = [r[0] for r in con.execute(
+                "SELECT DISTINCT eval_id FROM eval_items WHERE run_id = ?", [run_id]).fetchall()]
+            for table in ("events", "llm_calls", "annotations", "eval_items", "runs"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+            for eid in evals:
+                con.execute("UPDATE eval_batches SET n_done = (SELECT count(*) FROM eval_items "
+                            "WHERE eval_id = ?) WHERE eval_id = ?", [eid, eid])
 
     def export_run(self, run_id: str) -> dict[str, Any]:
         run = self.get_run(run_id)
