@@ -187,6 +187,22 @@ def test_score_answer_one_judge_call_shared_by_acc_lm_and_crag():
     assert s.crag_label == "missing" and s.acc_lm == 0.0 and len(be.calls) == 2
 
 
+def test_crag_official_trims_the_prediction_to_75_tokens_before_judging():
+    long = ("word " * 80 + "Paris").strip()
+    assert M.trim_prediction(long).split() == ["word"] * 75
+    assert M.trim_prediction("Paris, France.") == "Paris, France."
+    meta = {"domain": "open", "question_type": "simple", "static_or_dynamic": "static"}
+    be = ScriptedBackend().add("Accuracy", {"Accuracy": "True"})
+    s = M.score_answer("Capital?", long, ["Paris"], meta=meta, judge=M.LLMJudge(be),
+                       crag_profile="crag_official")
+    assert s.crag_label == "accurate" and s.crag_decided_by == "llm_judge"
+    # the paper's profile judges the whole prediction
+    be2 = ScriptedBackend().add("Accuracy", {"Accuracy": "True"})
+    M.score_answer("Capital?", long, ["Paris"], meta=meta, judge=M.LLMJudge(be2))
+    assert "word Paris" in str(be2.calls[-1]["prompt"])
+    assert "word Paris" not in str(be.calls[-1]["prompt"])
+
+
 def test_judge_errors_are_parse_failures_not_crashes():
     be = ScriptedBackend()         # no rules, no default: every call raises LLMError
     s = M.score_answer("q", "Lyon", ["Paris"], judge=M.LLMJudge(be))

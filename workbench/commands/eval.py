@@ -38,7 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="LLM judge for Acc-LM / CRAG: 'same' (the methods' model, default), "
                         "'off', or a bundled model name / .gguf path")
     p.add_argument("--crag-mode", choices=["exact_then_llm", "normalised", "exact_only"])
-    p.add_argument("--crag-profile", choices=["ragx", "crag_official"])
+    p.add_argument("--crag-profile", choices=["ragx", "crag_official"],
+                   help="ragx (paper, default) or crag_official: the official evaluator's "
+                        "'invalid' rule and 75-token cut of each prediction")
     p.add_argument("--tau-f1", type=float, help="ROUGE-L cut-off of CRP-RAG's F1 (default 0.5)")
     p.add_argument("--workers", type=int, default=1,
                    help="parallel workers: threads for an HTTP server / scripted backend, "

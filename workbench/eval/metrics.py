@@ -245,6 +245,21 @@ def _crag(label: str, by: str, **kw: Any) -> CragVerdict:
     return CragVerdict(label, CRAG_POINTS[label], by, **kw)
 
 
+# The official CRAG evaluator cuts predictions to 75 Llama-2 tokens before judging. That
+# tokenizer is not available offline, so words and punctuation marks stand in for its
+# tokens; sub-word splitting makes the real cut a little shorter than this one.
+CRAG_OFFICIAL_TRIM_TOKENS = 75
+_TRIM_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+def trim_prediction(pred: str, max_tokens: int = CRAG_OFFICIAL_TRIM_TOKENS) -> str:
+    """The prediction up to its ``max_tokens``-th word or punctuation mark."""
+    for i, m in enumerate(_TRIM_TOKEN.finditer(pred or "")):
+        if i == max_tokens:
+            return pred[:m.start()].rstrip()
+    return pred or ""
+
+
 def crag_label(pred: str | None, golds: str | Iterable[str], *, refused: bool = False,
                judge_verdict: bool | None = None, judge_raw: str | None = None,
                judge_called: bool = False, mode: str = "exact_then_llm",
@@ -661,8 +676,9 @@ def score_answer(question: str, pred: str | None, answers: Sequence[str],
     if fever_q and answers:
         fever = 0.0 if refused else fever_accuracy(pred, answers[0])
     mode = crag_mode or ("exact_then_llm" if judge is not None else "normalised")
+    crag_pred = trim_prediction(pred) if crag_profile == "crag_official" else pred
     # Does CRAG need the judge? Only when neither the IDK rule nor exact match decided.
-    pre = crag_label(pred, golds, refused=refused, mode="exact_only", profile=crag_profile)
+    pre = crag_label(crag_pred, golds, refused=refused, mode="exact_only", profile=crag_profile)
     need_crag_judge = pre.decided_by not in ("refused", "idk_substring", "exact", "invalid_rule") \
         and mode == "exact_then_llm"
     jv: JudgeVerdict | None = None
@@ -671,14 +687,14 @@ def score_answer(question: str, pred: str | None, answers: Sequence[str],
         if refused or says_idk(pred):
             acc_lm = 0.0
         elif crag_q and need_crag_judge:
-            jv = judge.crag(question, pred, golds)
+            jv = judge.crag(question, crag_pred, golds)
         elif not crag_q:
             jv = judge.acc_lm(question, pred, golds)
         elif pre.exact:
             acc_lm = 1.0
     if jv is not None:
         acc_lm = 1.0 if jv.verdict else 0.0
-    cv = crag_label(pred, golds, refused=refused, judge_verdict=jv.verdict if jv else None,
+    cv = crag_label(crag_pred, golds, refused=refused, judge_verdict=jv.verdict if jv else None,
                     judge_raw=jv.raw if jv else None, judge_called=jv is not None or mode != "exact_then_llm",
                     mode=mode, profile=crag_profile)
     values = {"contains": cont, "em": em, "f1": f1, "rouge_f1": rf1, "acc_lm": acc_lm,
