@@ -255,3 +255,10 @@ def test_unanswerable_have_no_gold_support(world):
 def test_hop_distribution(world):
     hops = Counter(q["hops"] for q in world["questions"] if q["answerable"])
     assert hops[1] >= 8 and hops[2] >= 8 and hops[3] >= 8 and hops[4] >= 5, hops
+
+
+def test_home_demo_picks_cover_every_shape(world):
+    picks = [q for q in world["questions"] if (q.get("meta") or {}).get("demo")]
+    assert 4 <= len(picks) <= 8       # Home shows up to eight one-click starts
+    assert {q["type"] for q in picks} == QUESTION_TYPES
+    assert {q["hops"] for q in picks} >= {1, 2, 3, 4}

@@ -3380,6 +3380,10 @@ def write_jsonl(name, rows):
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
+# One-click starts on Home: one question of each shape, easiest first.
+DEMO_PICKS = ["q001", "q014", "q029", "q048", "q041", "q025", "q053", "q056"]
+
+
 def main():
     build_graph()
     index_awards()
@@ -3389,8 +3393,11 @@ def main():
     write_jsonl("passages.jsonl", [{"id": p["id"], "title": p["title"], "text": p["text"]} for p in PASSAGES])
     write_jsonl("entities.jsonl", [ENT[k] for k in ENT])
     write_jsonl("triples.jsonl", [{"head": h, "relation": r, "tail": t} for h, r, t in TRIPLES])
+    for q in QUESTIONS:
+        if q["id"] in DEMO_PICKS:
+            q["meta"] = {"demo": True}
     keys = ["id", "question", "answers", "aliases", "hops", "type", "answerable", "topic_entities", "decomposition",
-            "gold_titles", "gold_path", "answer_entities", "note"]
+            "gold_titles", "gold_path", "answer_entities", "note", "meta"]
     write_jsonl("questions.jsonl", [{k: q[k] for k in keys if k in q} for q in QUESTIONS])
     types = defaultdict(int)
     for e in ENT.values():
