@@ -1,8 +1,10 @@
 """Text methods on the demo questions with the default model: LLM calls, tokens, wall time and
-answer accuracy (contains-gold; a refusal or failure counts as wrong).
+answer accuracy (contains-gold; a refusal or failure counts as wrong), and each method's wall
+time and tokens as a multiple of the vanilla LLM's in the same run.
 
     python benchmarks/methods_text.py [--methods crp-rag,par-rag,...] [--limit N]
                                       [--set crp-rag.max_nodes=8 ...] [--store]
+                                      [--model gemma3-270m]
 
 Prints one row per method and, as its last line, one JSON object of the figures.
 """
@@ -27,6 +29,7 @@ from workbench.runner import run_to_end  # noqa: E402
 from workbench.workspace import build_context  # noqa: E402
 
 METHODS = ["vanilla", "standard-rag", "ircot", "crp-rag", "par-rag"]
+BASELINE = "vanilla"
 
 
 def main() -> None:
@@ -40,6 +43,7 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="METHOD.KEY=VALUE")
     ap.add_argument("--store", action="store_true", help="also store every run in the Store")
     ap.add_argument("--verbose", action="store_true", help="one line per run")
+    ap.add_argument("--model", help="bundled model name or a .gguf path (default: Settings)")
     ap.add_argument("--threads", type=int, help="llama.cpp threads (default: Settings; 1 is "
                     "faster when other processes share the cores)")
     args = ap.parse_args()
@@ -55,7 +59,7 @@ def main() -> None:
         qs = [ds.question(i) for i in want]
     elif args.limit:
         qs = qs[: args.limit]
-    be = load_backend(n_threads=args.threads)
+    be = load_backend(n_threads=args.threads, model=args.model)
     store = None
     if args.store:
         from workbench.store import Store
@@ -101,6 +105,11 @@ def main() -> None:
         print(f"{name:14s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
               f"{f['mean_wall_s']:7.2f} {f['accuracy']:5.2f} {f['refusal_rate']:7.2f} "
               f"{failed:6d}", flush=True)
+    base = figures.get(BASELINE)
+    if base:   # the papers' efficiency table reads as multiples of the plain LLM's cost
+        for f in figures.values():
+            f["wall_ratio_vs_vanilla"] = round(f["mean_wall_s"] / max(base["mean_wall_s"], 1e-9), 2)
+            f["token_ratio_vs_vanilla"] = round(f["mean_tokens"] / max(base["mean_tokens"], 1e-9), 2)
     print(json.dumps({"model": be.info.name, "dataset": ds.name, "questions": len(qs),
                       "question_ids": [q.id for q in qs], "cpu_cores": os.cpu_count(),
                       "n_threads": args.threads, "load_avg_1m": os.getloadavg()[0],
