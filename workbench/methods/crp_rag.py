@@ -89,10 +89,10 @@ class CrpRagConfig:
     tau_ppl: float = knob(
         1.42, "Sufficiency threshold: a node is sufficient iff the perplexity of its evaluation "
         "answer is below tau_ppl. The spec's 2.5 is for 1-8B models. Calibrated for the default "
-        "SmolLM2-135M with benchmarks/crp_tau_calibration.py on 23 demo sub-question nodes (46 "
-        "evaluations, own vs another node's knowledge): supported nodes median PPL 1.27, "
-        "unsupported 1.56; balanced accuracy 0.80 at 1.42 vs 0.58 at 2.5. Recalibrate for "
-        "another model.", min=1.0, max=1000.0,
+        "SmolLM2-135M with benchmarks/crp_tau_calibration.py on all 112 demo sub-question "
+        "nodes (224 evaluations, own vs another node's knowledge): supported median PPL 1.28, "
+        "unsupported 1.58; balanced accuracy about 0.65 at 1.4, 0.68 at the best 1.29 (which "
+        "refuses more) and 0.52 at 2.5. Recalibrate for another model.", min=1.0, max=1000.0,
         group="evaluation")
     sufficiency_mode: str = knob(
         "ppl+unknown", "ppl = the paper (perplexity only); ppl+unknown = also insufficient when "
