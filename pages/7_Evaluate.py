@@ -209,7 +209,9 @@ with tab_results:
         st.subheader("Paired differences (same questions)")
         st.caption("a − b on the questions both answered; 95% paired-bootstrap CI"
                    + ("; McNemar's exact p on right/wrong." if Q.METRICS[metric][2] else "."))
-        st.dataframe(data["paired"], hide_index=True, width="stretch")
+        st.dataframe(data["paired"], hide_index=True, width="stretch", column_config={
+            c: st.column_config.NumberColumn(format="%.3f")
+            for c in ("mean_a", "mean_b", "diff", "lo", "hi", "mcnemar_p")})
 
     c1, c2 = st.columns(2)
     with c1:
