@@ -1,5 +1,5 @@
 """Text methods on the demo questions with the default model: LLM calls, tokens, wall time and
-answer accuracy (contains-gold; a refusal or failure counts as wrong), and each method's wall
+answer accuracy (contains-gold; a refusal or failure counts as wrong), token F1, and each method's wall
 time and tokens as a multiple of the vanilla LLM's in the same run.
 
     python benchmarks/methods_text.py [--methods crp-rag,par-rag,...] [--limit N]
@@ -24,6 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from workbench.config import parse_sets  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
+from workbench.eval.metrics import token_f1  # noqa: E402
 from workbench.methods.common import contains_gold  # noqa: E402
 from workbench.runner import run_to_end  # noqa: E402
 from workbench.workspace import build_context  # noqa: E402
@@ -72,9 +73,9 @@ def main() -> None:
 
     figures: dict[str, dict[str, float]] = {}
     print(f"{'method':14s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
-          f"{'acc':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
+          f"{'acc':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
     for name in args.methods.split(","):
-        calls, toks, walls, correct, refused, failed = [], [], [], 0, 0, 0
+        calls, toks, walls, f1s, correct, refused, failed = [], [], [], [], 0, 0, 0
         for q in qs:
             m, ctx = build_context(name, llm=be, dataset=args.dataset,
                                    overrides=overrides.get(name), question_id=q.id)
@@ -89,6 +90,10 @@ def main() -> None:
             ok = bool(ans) and not ans.get("refused") and \
                 contains_gold(ans.get("text", ""), q.gold_answers)
             correct += ok
+            # contains-gold credits an answer that names both options of a comparison;
+            # token F1 does not, so both are reported
+            f1s.append(0.0 if ans.get("refused") else token_f1(ans.get("text", ""),
+                                                                q.gold_answers))
             refused += bool(ans.get("refused"))
             failed += tr.status == "failed"
             if args.verbose:
@@ -99,11 +104,13 @@ def main() -> None:
         f = {"n": n, "mean_llm_calls": round(statistics.mean(calls), 2),
              "mean_tokens": round(statistics.mean(toks), 1),
              "mean_wall_s": round(statistics.mean(walls), 2),
-             "accuracy": round(correct / n, 3), "refusal_rate": round(refused / n, 3),
+             "accuracy": round(correct / n, 3), "token_f1": round(statistics.mean(f1s), 3),
+             "refusal_rate": round(refused / n, 3),
              "failed": failed}
         figures[name] = f
         print(f"{name:14s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
-              f"{f['mean_wall_s']:7.2f} {f['accuracy']:5.2f} {f['refusal_rate']:7.2f} "
+              f"{f['mean_wall_s']:7.2f} {f['accuracy']:5.2f} {f['token_f1']:5.2f} "
+              f"{f['refusal_rate']:7.2f} "
               f"{failed:6d}", flush=True)
     base = figures.get(BASELINE)
     if base:   # the papers' efficiency table reads as multiples of the plain LLM's cost
