@@ -209,7 +209,10 @@ with tab_results:
         st.subheader("Paired differences (same questions)")
         st.caption("a − b on the questions both answered; 95% paired-bootstrap CI"
                    + ("; McNemar's exact p on right/wrong." if Q.METRICS[metric][2] else "."))
-        st.dataframe(data["paired"], hide_index=True, width="stretch", column_config={
+        order = ["a", "b", "n_paired", "diff", "lo", "hi", "mcnemar_p", "significant", "mean_a",
+                 "mean_b", "a_only", "b_only"]
+        st.dataframe(data["paired"], hide_index=True, width="stretch",
+                     column_order=[c for c in order if c in data["paired"][0]], column_config={
             c: st.column_config.NumberColumn(format="%.3f")
             for c in ("mean_a", "mean_b", "diff", "lo", "hi", "mcnemar_p")})
 

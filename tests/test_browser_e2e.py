@@ -7,6 +7,7 @@
 2. Hostile text: a scripted backend and the toy plug-in dataset put <script> and
    onerror= payloads in a question, passages and model output; nothing may execute or
    become markup in the live app or in the exported standalone HTML.
+3. Evaluate: a stored scripted eval draws every results chart and the paired table.
 """
 from __future__ import annotations
 
@@ -281,3 +282,43 @@ def _assert_inert(page) -> None:
             raise
         except Exception:        # noqa: BLE001 - a frame that went away
             continue
+
+
+# ---------------------------------------------------------------- 3. evaluation charts
+
+def test_evaluate_results_render_charts_and_paired_table(browser, tmp_path):
+    from tests.test_eval_helpers import ToyDataset, answer_rules, toy_methods
+    from workbench.eval.runner import EvalRunner, EvalSpec
+    from workbench.llm.scripted import ScriptedBackend
+    from workbench.store import Store
+    st = Store(tmp_path / "workbench.duckdb")
+    EvalRunner.new(st, EvalSpec("toy", ["toy-rag", "toy-llm"], judge="off",
+                                grid={"noise_k": [0, 2]}),
+                   backend=ScriptedBackend.from_table(answer_rules(), default="grey"),
+                   dataset=ToyDataset(), method_classes=toy_methods()).run()
+    rid = st.query("SELECT run_id FROM runs LIMIT 1")[0]["run_id"]
+    st.add_annotation(rid, "run", rid, ["retrieval_miss"])     # so the error-mode chart draws
+    srv = Server(tmp_path, {})
+    page = _page(browser)
+    try:
+        page.goto(srv.url + "/")
+        page.get_by_text("RAG Reasoning Workbench").first.wait_for(timeout=90_000)
+        _nav(page, "Evaluate")
+        page.get_by_role("tab", name="Results").click(timeout=60_000)
+        page.get_by_text("Paired differences (same questions)").wait_for(timeout=60_000)
+        charts = page.locator("[data-testid=stPlotlyChart] .js-plotly-plot")
+        deadline = time.time() + 60
+        while time.time() < deadline and charts.count() < 9:
+            time.sleep(0.2)
+        assert charts.count() >= 9        # summary, hops, type, cost, calibration, CRAG x2, knob, modes
+        # every chart drew its bars (plotly renders traces as SVG paths)
+        assert page.locator("[data-testid=stPlotlyChart] g.trace").count() >= 9
+        assert page.locator("[data-testid=stException]").count() == 0
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.get_by_text("Paired differences (same questions)").scroll_into_view_if_needed()
+        time.sleep(0.5)
+        page.screenshot(path=str(ARTIFACTS / "e2e_evaluate.png"), full_page=True)
+        assert not page.dialogs
+    finally:
+        page.close()
+        srv.stop()
