@@ -85,7 +85,7 @@ new["dataset"] = rc[2].selectbox("Active dataset", names, index=names.index(s.da
                                  if s.dataset in names else 0, key=f"{K}__ds")
 
 # Any further knobs a later Settings version adds are rendered generically.
-rest = [k for k in specs if k not in new and k not in ("server_url", "server_model")]
+rest = [k for k in specs if k not in new and k not in ("server_url", "server_model", "store")]
 if rest:
     st.subheader("Other")
     for name in rest:
@@ -97,14 +97,22 @@ if rest:
             st.caption(f":material/warning: {e}")
 
 st.subheader("Storage")
-st.markdown(f"Store: `{paths.store_path()}`  \nHome (settings, indexes, caches): `{paths.home()}`")
-st.caption("Set WORKBENCH_HOME (everything) or WORKBENCH_STORE (the DuckDB file) before "
-           "starting the app to use another location.")
+new["store"] = st.text_input(
+    "Store file", s.store, key=f"{K}__store", placeholder=str(paths.home() / "workbench.duckdb"),
+    help=specs["store"].description).strip()
+if new["store"] and Path(new["store"]).expanduser().is_dir():
+    st.warning("That is a folder; give a file name such as runs.duckdb inside it.")
+st.markdown(f"In use: `{paths.store_path()}`  \nHome (settings, indexes, caches): "
+            f"`{paths.home()}`")
+st.caption("WORKBENCH_HOME moves everything; WORKBENCH_STORE, when set, overrides the store "
+           "file chosen here.")
 
 changed = {k: v for k, v in new.items() if getattr(s, k, None) != v}
 b = st.columns([1, 1, 4])
 if b[0].button("Save", type="primary", disabled=not changed, key=f"{K}__save"):
     bad = [] if new["model"] else ["model: choose a bundled model or give a .gguf path"]
+    if new["store"] and Path(new["store"]).expanduser().is_dir():
+        bad.append(f"store: {new['store']} is a folder; name a .duckdb file")
     if bad:
         W.error("; ".join(bad))
     else:

@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -38,7 +39,17 @@ def cache(*parts: str) -> Path:
 
 
 def store_path() -> Path:
-    return Path(os.environ.get("WORKBENCH_STORE") or home() / "workbench.duckdb")
+    """``WORKBENCH_STORE``, else the Settings ``store`` field, else the home folder's file.
+    settings.json is read directly: the settings module itself depends on this one."""
+    env = os.environ.get("WORKBENCH_STORE")
+    if env:
+        return Path(env).expanduser()
+    try:
+        chosen = json.loads((home() / "settings.json").read_text()).get("store")
+    except (OSError, ValueError, AttributeError):
+        chosen = None
+    return Path(chosen).expanduser() if isinstance(chosen, str) and chosen.strip() \
+        else home() / "workbench.duckdb"
 
 
 def shared_data_dir() -> Path | None:

@@ -25,6 +25,8 @@ class Settings:
                           choices=["bm25", "dense", "hybrid"])
     k: int = knob(5, "Default number of passages retrieved", min=1, max=50)
     dataset: str = knob("demo", "Active dataset")
+    store: str = knob("", "DuckDB file of runs, evals and annotations ('' = workbench.duckdb "
+                      "in the home folder; WORKBENCH_STORE overrides)")
 
 
 def settings_file() -> Path:
