@@ -56,26 +56,10 @@ def embedder():
     return get_embedder()
 
 
-def _connected(tr) -> bool:
-    adj = {n: set() for n in tr.nodes}
-    for e in tr.edges:
-        if e["src"] in adj and e["dst"] in adj:
-            adj[e["src"]].add(e["dst"])
-            adj[e["dst"]].add(e["src"])
-    start = next(iter(tr.nodes))
-    seen, todo = {start}, [start]
-    while todo:
-        for w in adj[todo.pop()]:
-            if w not in seen:
-                seen.add(w)
-                todo.append(w)
-    return len(seen) == len(tr.nodes)
-
-
 def _well_formed(tr, root: str):
     assert tr.status in ("finished", "refused"), tr.errors
     assert tr.roots() == [root]
-    assert _connected(tr)
+    assert not tr.unreachable()
     assert tr.answer is not None and tr.answer["node_id"] == "answer"
     ans = tr.nodes["answer"]
     assert ans.kind == "answer" and ans.parents

@@ -47,6 +47,14 @@ def test_fold_builds_graph():
     assert tr.totals()["llm_calls"] == 1 and tr.totals()["prompt_tokens"] == 10
 
 
+def test_unreachable_finds_a_node_cut_off_from_the_graph():
+    tr = T.Trace.fold(_events())
+    assert tr.unreachable() == set()
+    tr = T.Trace.fold(_events()[:-2] + [T.node_added("n9", "step", "stray", parents=["nx"])])
+    assert tr.unreachable() == {"n9"}
+    assert T.Trace.fold([]).unreachable() == set()
+
+
 def test_sequence_numbers_are_dense_and_ordered():
     evs = _events()
     assert [e.seq for e in evs] == list(range(len(evs)))

@@ -264,6 +264,24 @@ class Trace:
     def roots(self) -> list[str]:
         return [n.id for n in self.nodes.values() if not n.parents]
 
+    def unreachable(self) -> set[str]:
+        """Nodes not connected to the first node, edges taken in either direction."""
+        if not self.nodes:
+            return set()
+        adj: dict[str, set[str]] = {n: set() for n in self.nodes}
+        for e in self.edges:
+            if e["src"] in adj and e["dst"] in adj:
+                adj[e["src"]].add(e["dst"])
+                adj[e["dst"]].add(e["src"])
+        start = next(iter(self.nodes))
+        seen, stack = {start}, [start]
+        while stack:
+            for b in adj[stack.pop()]:
+                if b not in seen:
+                    seen.add(b)
+                    stack.append(b)
+        return set(self.nodes) - seen
+
     def totals(self) -> dict[str, float]:
         calls = list(self.llm_calls.values())
         return {

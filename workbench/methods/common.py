@@ -312,20 +312,9 @@ def trace_problems(tr: T.Trace) -> list[str]:
     for e in tr.edges:
         if e["src"] not in tr.nodes or e["dst"] not in tr.nodes:
             probs.append(f"edge {e['src']}->{e['dst']} ({e['kind']}) names an unknown node")
-    if roots:
-        adj: dict[str, set[str]] = {n: set() for n in tr.nodes}
-        for e in tr.edges:
-            if e["src"] in adj and e["dst"] in adj:
-                adj[e["src"]].add(e["dst"])
-                adj[e["dst"]].add(e["src"])
-        seen, stack = {roots[0]}, [roots[0]]
-        while stack:
-            for b in adj[stack.pop()]:
-                if b not in seen:
-                    seen.add(b)
-                    stack.append(b)
-        if len(seen) != len(tr.nodes):
-            probs.append(f"graph not connected: {sorted(set(tr.nodes) - seen)} unreachable")
+    lost = tr.unreachable()
+    if lost:
+        probs.append(f"graph not connected: {sorted(lost)} unreachable")
     for cid, c in tr.llm_calls.items():
         if c.get("node_id") not in tr.nodes:
             probs.append(f"llm call {cid} ({c.get('purpose')}) is linked to unknown node "
