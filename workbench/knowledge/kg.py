@@ -26,6 +26,7 @@ import networkx as nx
 import numpy as np
 
 from ..datasets.base import Entity, Triple
+from ..datasets.io import read_jsonl
 from .text import STOPWORDS, normalize_name
 
 TripleT = tuple[str, str, str]
@@ -219,11 +220,11 @@ class KnowledgeGraph:
         elif (d / "triples.jsonl").is_file():
             ents = []
             if (d / "entities.jsonl").is_file():
-                for rec in _read_jsonl(d / "entities.jsonl"):
+                for rec in read_jsonl(d / "entities.jsonl"):
                     ents.append(Entity(id=str(rec["id"]), name=str(rec.get("name") or rec["id"]),
                                        aliases=list(rec.get("aliases") or []),
                                        type=str(rec.get("type") or "")))
-            kg = cls.from_triples(_read_jsonl(d / "triples.jsonl"), ents)
+            kg = cls.from_triples(read_jsonl(d / "triples.jsonl"), ents)
         else:
             raise FileNotFoundError(f"{d} holds no knowledge graph (triples.parquet or "
                                     f"triples.jsonl)")
@@ -821,16 +822,6 @@ def _transition(rows: np.ndarray, cols: np.ndarray, n: int, directed: bool):
     inv = np.divide(1.0, out_deg, out=np.zeros(n), where=out_deg > 0)
     M = (sp.diags(inv) @ A).T.tocsr()        # M[j, i] = P(i -> j)
     return M, out_deg == 0
-
-
-def _read_jsonl(path: Path) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from e
 
 
 def load_kg(directory: str | Path) -> KnowledgeGraph:
