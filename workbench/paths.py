@@ -4,7 +4,6 @@
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -39,15 +38,12 @@ def cache(*parts: str) -> Path:
 
 
 def store_path() -> Path:
-    """``WORKBENCH_STORE``, else the Settings ``store`` field, else the home folder's file.
-    settings.json is read directly: the settings module itself depends on this one."""
+    """``WORKBENCH_STORE``, else the Settings ``store`` field, else the home folder's file."""
     env = os.environ.get("WORKBENCH_STORE")
     if env:
         return Path(env).expanduser()
-    try:
-        chosen = json.loads((home() / "settings.json").read_text()).get("store")
-    except (OSError, ValueError, AttributeError):
-        chosen = None
+    from .settings import load      # imported here: the settings module imports this one
+    chosen = load().store
     return Path(chosen).expanduser() if isinstance(chosen, str) and chosen.strip() \
         else home() / "workbench.duckdb"
 
