@@ -13,6 +13,7 @@ st.set_page_config(page_title="RAG Reasoning Workbench", layout="wide",
 def home() -> None:
     from workbench.ui import backend
     from workbench.ui import data as D
+    from workbench.ui import model_status as MS
     from workbench.ui import queries as Q
     from workbench.ui import widgets as W
 
@@ -25,17 +26,9 @@ def home() -> None:
         "move thresholds to see what-if outcomes without re-running, **compare** methods side "
         "by side and **annotate** failure cases. Everything runs on a local GGUF model.")
 
-    card = backend.model_card(settings)
     st.subheader("Model and data")
-    c = st.columns(5)
-    c[0].metric("Model", card["name"])
-    c[1].metric("Quantisation", card["quantization"])
-    c[2].metric("GPU layers", card["n_gpu_layers"], help="0 = CPU only, -1 = all layers")
-    c[3].metric("Context", card["n_ctx"])
-    c[4].metric("Loaded", "yes" if card["loaded"] else "not yet",
-                help="The model loads once per process, on the first run.")
-    if card.get("error"):
-        W.error(card["error"], "Open Settings to choose a bundled model or a .gguf file.")
+    MS.model_panel(backend.model_card(settings),
+                   hint="Open Settings to choose a bundled model or a .gguf file.")
 
     ds, n_q, n_p = None, 0, 0
     try:

@@ -56,9 +56,7 @@ def _fmt_s(s: float | None) -> str:
     return str(dt.timedelta(seconds=int(s)))
 
 
-from workbench import paths  # noqa: E402
-
-store = _W.store() if _W is not None else _store(str(paths.store_path()))
+store = _W.store() if _W is not None else _store(str(settings_mod.store_path()))
 settings = settings_mod.load()
 methods_all = _methods()
 
@@ -95,8 +93,8 @@ with tab_run:
         grid_text = st.text_area("Sweep (key=v1,v2,... per line; the grid is the cartesian product)",
                                  "", key="eval_grid")
         workers = st.number_input("Workers", min_value=1, max_value=16, value=1,
-                                  help="Parallel workers: threads for an OpenAI-compatible "
-                                       "server; separate processes (one model each) for llama.cpp.")
+                                  help="Parallel workers. With llama.cpp each loads its own "
+                                       "model in its own process and gets a share of the cores.")
     running = jobs.active()
     if st.button("Launch eval", type="primary", disabled=bool(running) or not chosen):
         try:

@@ -7,6 +7,7 @@ from workbench.llm.base import LLMError
 from workbench.trace import Trace
 from workbench.ui import backend, live
 from workbench.ui import data as D
+from workbench.ui import model_status as MS
 from workbench.ui import widgets as W
 from workbench.viz.inspect import run_summary
 
@@ -96,6 +97,8 @@ def live_panel() -> None:
         else:
             W.status_line(run_summary(tr), status=js.status, elapsed_s=b.elapsed(0),
                           error_msg=js.error)
+            MS.generating(js.partial)
+            MS.crash_notice(js.error if not b.running else None, key=K)
     with head[1]:
         if b is not None and b.running:
             if st.button("Stop", key="ask_stop", width="stretch", disabled=b.stopping,

@@ -6,9 +6,9 @@ import streamlit as st
 
 from workbench.llm.base import LLMError
 from workbench.ui import backend, live
-from workbench.ui import data as D
 from workbench.ui import queries as Q
 from workbench.ui import widgets as W
+from workbench.ui import model_status as MS
 from workbench.viz.figures import compare_bars
 
 K = "cmp"
@@ -104,6 +104,8 @@ def panel() -> None:
             st.markdown(f"**{i + 1}. {W.md_escape(js.job.label)}**")
             W.status_line(W.run_summary(tr), status=js.status, elapsed_s=b.elapsed(i),
                           error_msg=js.error)
+            MS.generating(js.partial)
+            MS.crash_notice(js.error if not b.running else None, key=f"{K}__{i}")
             W.draw_graph(tr, key=f"{K}__g{i}", height=340)
             W.answer_box(tr, js.verdict)
         table.append(W.summary_row(tr, f"{i + 1}. {js.job.label}", js.verdict,

@@ -14,6 +14,7 @@ from workbench.llm.base import LLMError
 from workbench.llm.registry import BUNDLED
 from workbench.ui import backend, warm
 from workbench.ui import data as D
+from workbench.ui import model_status as MS
 from workbench.ui import widgets as W
 
 K = "set"
@@ -22,20 +23,14 @@ s = W.setup_page()
 st.title("Settings")
 
 MODEL_KEYS = ("backend", "model", "n_gpu_layers", "n_ctx", "n_threads", "n_batch", "seed",
-              "server_url", "server_model")
+              "server_url", "server_model", "isolate_model")
 specs = {k.name: k for k in cfgmod.knobs(settings_mod.Settings)}
 new: dict = {}
 
 st.subheader("Model")
 card = backend.model_card(s)
-c = st.columns(4)
-c[0].metric("In use", card["name"])
-c[1].metric("Quantisation", card["quantization"])
-c[2].metric("GPU layers", card["n_gpu_layers"])
-c[3].metric("Loaded", "yes" if card["loaded"] else "no")
-if card.get("error"):
-    W.error(card["error"])
-elif card.get("path"):
+MS.model_panel(card)
+if card.get("path") and not card.get("error"):
     st.caption(f"File: `{card['path']}` · {card.get('size_mb', '?')} MB · "
                f"trained context {card.get('context_length') or '?'} · {card.get('architecture')}")
 
@@ -49,7 +44,8 @@ is_path = s.model not in BUNDLED
 mc = st.columns([2, 3])
 pick = mc[0].selectbox("Model", choices, index=len(choices) - 1 if is_path else
                        choices.index(s.model), key=f"{K}__model_pick",
-                       format_func=lambda m: f"{m} — {BUNDLED[m][1]}" if m in BUNDLED else m)
+                       format_func=lambda m: f"{m} — {BUNDLED[m].title} ({BUNDLED[m].quality})"
+                       if m in BUNDLED else m)
 if pick in BUNDLED:
     new["model"] = pick
 else:
@@ -67,6 +63,8 @@ for col, name in zip(cols, ("n_gpu_layers", "n_ctx", "n_threads", "n_batch", "se
                                         min_value=int(sp.min) if sp.min is not None else None,
                                         max_value=int(sp.max) if sp.max is not None else None,
                                         help=sp.description, key=f"{K}__{name}"))
+new["isolate_model"] = st.toggle("Run the model in its own process", s.isolate_model,
+                                 key=f"{K}__isolate", help=specs["isolate_model"].description)
 if new["backend"] == "openai_compat":
     sc = st.columns(2)
     new["server_url"] = sc[0].text_input("Server URL", s.server_url, key=f"{K}__url")
@@ -102,7 +100,7 @@ new["store"] = st.text_input(
     help=specs["store"].description).strip()
 if new["store"] and Path(new["store"]).expanduser().is_dir():
     st.warning("That is a folder; give a file name such as runs.duckdb inside it.")
-st.markdown(f"In use: `{paths.store_path()}`  \nHome (settings, indexes, caches): "
+st.markdown(f"In use: `{settings_mod.store_path()}`  \nHome (settings, indexes, caches): "
             f"`{paths.home()}`")
 st.caption("WORKBENCH_HOME moves everything; WORKBENCH_STORE, when set, overrides the store "
            "file chosen here.")

@@ -60,4 +60,8 @@ if ! .venv/bin/python -m workbench.llm.native --smoke smollm2-135m; then
   echo "setup stopped: the llama.cpp build does not work on this CPU (see above)" >&2
   exit 1
 fi
-echo "setup done"; .venv/bin/python -m workbench models verify smollm2-135m
+# Assemble the chunked models once and check every bundled file against its pinned SHA-256.
+for m in qwen2.5-coder-1.5b qwen2.5-coder-0.5b smollm2-135m; do
+  .venv/bin/python -m workbench models verify "$m"
+done
+echo "setup done"

@@ -10,6 +10,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# Fast real-model tests use the smallest bundled model; a few end-to-end tests per method
+# family run the default model (the ``default_model_llm`` fixture).
+FAST_MODEL = "smollm2-135m"
+
 
 @pytest.fixture(scope="session")
 def shared_cache(tmp_path_factory):
@@ -26,9 +30,29 @@ def isolated_home(tmp_path, monkeypatch, shared_cache):
     yield home
 
 
+def _isolated(name: str, **kw):
+    from workbench.llm.base import LLMError
+    from workbench.llm.isolated import IsolatedBackend
+    from workbench.llm.registry import resolve
+    try:
+        return IsolatedBackend(resolve(name), name=name, **kw)
+    except LLMError as e:
+        pytest.skip(f"the bundled model {name} is not installed: {e}")
+
+
 @pytest.fixture(scope="session")
 def default_llm():
-    """The real default model (SmolLM2-135M-Instruct), loaded once per test session."""
-    from workbench.llm.llama_cpp_backend import LlamaCppBackend
-    from workbench.llm.registry import DEFAULT_MODEL, resolve
-    return LlamaCppBackend(resolve(DEFAULT_MODEL), n_ctx=4096)
+    """SmolLM2-135M-Instruct (fast), loaded once per test session in a worker process, so a
+    native crash fails a test instead of ending the test run."""
+    be = _isolated(FAST_MODEL, n_ctx=4096)
+    yield be
+    be.close()
+
+
+@pytest.fixture(scope="session")
+def default_model_llm():
+    """The workbench's default model (what users get), once per test session."""
+    from workbench.llm.registry import DEFAULT_MODEL
+    be = _isolated(DEFAULT_MODEL, n_ctx=4096)
+    yield be
+    be.close()

@@ -9,7 +9,9 @@ from tests.test_runner import _Toy, _ctx
 
 def test_models_lists_default(capsys):
     assert main(["models"]) == 0
-    assert "smollm2-135m" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "qwen2.5-coder-1.5b (default)" in out and "smollm2-135m" in out
+    assert out.count("verified") >= 3 and "llama.cpp build:" in out and "AMX_INT8" not in out
 
 
 def test_generate_prints_text_rate_and_perplexity(capsys):

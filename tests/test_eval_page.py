@@ -102,8 +102,8 @@ def test_page_launches_an_eval_and_shows_progress(isolated_home):
 def test_job_stop_keeps_finished_items(isolated_home):
     st = Store()
     be = ScriptedBackend.from_table(answer_rules(), default="grey")
-    from workbench.eval import runner as R
-    slow = R._Delayed(be, 0.05)
+    from workbench.eval.item_executor import _Delayed
+    slow = _Delayed(be, 0.05)
     job = jobs.start(EvalSpec("toy", ["toy-llm"], judge="off"), store=st, backend=slow,
                      dataset=ToyDataset(), method_classes=toy_methods())
     deadline = time.monotonic() + 30
@@ -123,9 +123,10 @@ def real_llm():
     """The default model through the registry (so its SHA-256 is known); one thread, which
     stays fast when other processes share the cores (llama.cpp's threads spin)."""
     from workbench.llm.base import LLMError
-    from workbench.llm.registry import DEFAULT_MODEL, load_backend
+    from tests.conftest import FAST_MODEL
+    from workbench.llm.registry import load_backend
     try:
-        return load_backend(None, model=DEFAULT_MODEL, n_ctx=4096, n_threads=1)
+        return load_backend(None, model=FAST_MODEL, n_ctx=4096, n_threads=1)
     except LLMError as e:
         pytest.skip(f"the default model is not installed: {e}")
 

@@ -13,8 +13,9 @@ import pytest
 from workbench.config import ConfigError
 from workbench.eval import knobs as K
 from workbench.eval import presets
-from workbench.eval.runner import (EvalInterrupted, EvalRunner, EvalSpec, apply_sweep, export_eval,
-                                   load_sweep, make_backend, plan_variants)
+from workbench.eval.item_executor import make_backend
+from workbench.eval.plan import apply_sweep, load_sweep, plan_variants
+from workbench.eval.runner import EvalInterrupted, EvalRunner, EvalSpec, export_eval
 from workbench.knowledge.types import Hit
 from workbench.llm.scripted import ScriptedBackend
 from workbench.store import Store
@@ -198,19 +199,21 @@ def test_thread_workers_give_the_same_results(tmp_path):
     assert st.query(q, [serial.eval_id]) == st.query(q, [threaded.eval_id])
 
 
-def test_process_workers_return_results_to_the_parent(tmp_path):
+def test_parallel_llama_workers_each_run_their_own_model_process(tmp_path):
+    """Two workers on the real default model: each thread loads a model of its own in a
+    worker process of its own (one core each), and the parent alone writes the store."""
+    from tests.conftest import FAST_MODEL
     st = Store(tmp_path / "s.duckdb")
-    spec = EvalSpec("toy", ["toy-rag", "toy-llm"], judge="off", limit=4)
-    r = EvalRunner.new(st, spec, backend_spec={"kind": "scripted", "table": answer_rules(),
-                                               "default": "grey"},
-                       factories={"dataset": "tests.test_eval_helpers:toy_dataset",
-                                  "methods": "tests.test_eval_helpers:toy_methods"},
-                       workers=2, parallel="processes")
-    res = r.run()
-    assert res.n_done == 8
-    pids = {x["pid"] for x in st.query("SELECT pid FROM runs")}
-    assert os.getpid() not in pids and len(pids) >= 1      # runs were executed in the workers
-    assert st.query("SELECT count(*) AS n FROM eval_items")[0]["n"] == 8
+    spec = EvalSpec("demo", ["vanilla"], judge="off", limit=4, sets={"answer_max_tokens": 6})
+    r = EvalRunner.new(st, spec, backend_spec={"kind": "settings", "overrides": {
+        "model": FAST_MODEL, "n_ctx": 1024}}, workers=2)
+    assert r._mode() == "threads" and r._own_models()
+    assert r.run().n_done == 4
+    runs = st.query("SELECT run_id, pid, status FROM runs")
+    assert len(runs) == 4 and {x["pid"] for x in runs} == {os.getpid()}
+    assert all(x["status"] in ("finished", "refused") for x in runs)
+    workers = {st.events(x["run_id"])[0].data["model"]["extra"]["worker_pid"] for x in runs}
+    assert len(workers) == 2 and os.getpid() not in workers
 
 
 def test_judge_same_backend_labels_and_scores(tmp_path):

@@ -9,6 +9,8 @@ from workbench.llm.gguf import read_header
 from workbench.llm.llama_cpp_backend import LlamaCppBackend
 from workbench.llm.registry import DEFAULT_MODEL, describe, list_models, resolve
 
+from tests.conftest import FAST_MODEL
+
 Q = [{"role": "user", "content": "Who directed the film Inception?"}]
 
 
@@ -92,7 +94,7 @@ def test_missing_truncated_and_non_gguf_files(tmp_path):
     txt.write_text("not a model at all")
     with pytest.raises(ModelFileError, match="not a GGUF"):
         LlamaCppBackend(txt)
-    src = resolve(DEFAULT_MODEL)
+    src = resolve(FAST_MODEL)
     cut = tmp_path / "cut.gguf"
     with src.open("rb") as f:
         cut.write_bytes(f.read(src.stat().st_size // 2))
@@ -105,12 +107,17 @@ def test_missing_truncated_and_non_gguf_files(tmp_path):
         read_header(head)
 
 
-def test_registry_lists_default_model_with_metadata():
+def test_registry_lists_bundled_models_with_metadata_and_verified_hashes():
     entries = {e.name: e for e in list_models()}
-    e = entries[DEFAULT_MODEL]
+    e = entries[FAST_MODEL]
     assert e.quantization == "Q4_1" and e.context_length == 8192 and e.chat_template
-    assert len(e.sha256) == 64 and e.size_bytes > 50_000_000
-    assert describe(resolve(DEFAULT_MODEL)).sha256 == e.sha256   # cached value agrees
+    assert len(e.sha256) == 64 and e.size_bytes > 50_000_000 and e.verified
+    assert describe(resolve(FAST_MODEL)).sha256 == e.sha256   # cached value agrees
+    d = entries[DEFAULT_MODEL]
+    assert DEFAULT_MODEL == "qwen2.5-coder-1.5b" and d.verified and d.quality == "good"
+    assert d.quantization == "Q4_K_M" and d.size_bytes == 1_117_320_768 and d.chat_template
+    small = entries["qwen2.5-coder-0.5b"]
+    assert small.verified and small.size_bytes == 491_400_064
 
 
 def test_unknown_model_name_is_clear():

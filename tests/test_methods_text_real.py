@@ -12,6 +12,8 @@ import pytest
 from workbench.methods.common import trace_problems
 from workbench.runner import run_to_end
 
+from tests.conftest import FAST_MODEL
+
 # Small budgets: the point is a well-formed trace from the real model, not accuracy. BM25
 # everywhere keeps the session from embedding the whole demo corpus into a fresh
 # WORKBENCH_HOME (dense retrieval has its own tests in the knowledge layer); the embedder is
@@ -41,7 +43,7 @@ def env(tmp_path_factory):
         from workbench.llm.base import LLMError
         from workbench.llm.registry import load_backend
         try:
-            be = load_backend()
+            be = load_backend(model=FAST_MODEL)
         except LLMError as e:
             pytest.skip(f"default model not installed: {e}")
         try:

@@ -335,10 +335,9 @@ def test_settings_save_and_reload(ui):
 
 
 def test_settings_store_file_moves_the_store(ui, tmp_path, monkeypatch):
-    from workbench import paths
     monkeypatch.delenv("WORKBENCH_STORE", raising=False)
     populate()
-    old = paths.store_path()
+    old = settings_mod.store_path()
     at = app("pages/settings.py")
     at.text_input(key="set__store").input(str(tmp_path)).run()            # a folder
     assert any("is a folder" in w.value for w in at.warning)
@@ -349,13 +348,13 @@ def test_settings_store_file_moves_the_store(ui, tmp_path, monkeypatch):
     at.text_input(key="set__store").input(str(target)).run()
     next(b for b in at.button if b.key == "set__save").click().run()
     no_errors(at)
-    assert paths.store_path() == target
+    assert settings_mod.store_path() == target
     runs = app("pages/runs.py")                 # the new store is empty; the old one is kept
     no_errors(runs)
     assert target.exists() and old.exists() and not Store(target).list_runs()
     assert Store(old).list_runs()
     monkeypatch.setenv("WORKBENCH_STORE", str(old))                       # the env var wins
-    assert paths.store_path() == old
+    assert settings_mod.store_path() == old
 
 
 def test_settings_model_change_reloads_with_readable_error(ui, tmp_path):

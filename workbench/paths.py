@@ -37,17 +37,6 @@ def cache(*parts: str) -> Path:
     return p
 
 
-def store_path() -> Path:
-    """``WORKBENCH_STORE``, else the Settings ``store`` field, else the home folder's file."""
-    env = os.environ.get("WORKBENCH_STORE")
-    if env:
-        return Path(env).expanduser()
-    from .settings import load      # imported here: the settings module imports this one
-    chosen = load().store
-    return Path(chosen).expanduser() if isinstance(chosen, str) and chosen.strip() \
-        else home() / "workbench.duckdb"
-
-
 def shared_data_dir() -> Path | None:
     """The real dataset samples beside the project (absent in a user's clone)."""
     p = PROJECT_ROOT.parent / "shared" / "data"

@@ -8,17 +8,20 @@ from pathlib import Path
 
 from . import paths
 from .config import knob
+from .llm.bundled import DEFAULT_MODEL
 
 
 @dataclass
 class Settings:
     backend: str = knob("llama_cpp", "LLM backend", choices=["llama_cpp", "openai_compat"])
-    model: str = knob("smollm2-135m", "Bundled model name or a path to any .gguf file")
+    model: str = knob(DEFAULT_MODEL, "Bundled model name or a path to any .gguf file")
     n_gpu_layers: int = knob(0, "Layers offloaded to the GPU (0 = CPU only, -1 = all)", min=-1)
     n_ctx: int = knob(4096, "Context window in tokens", min=256, max=131072)
     n_threads: int = knob(0, "CPU threads (0 = all cores)", min=0, max=256)
     n_batch: int = knob(512, "Prompt batch size", min=8, max=8192)
     seed: int = knob(0, "Random seed for sampling", min=0)
+    isolate_model: bool = knob(True, "Run the model in a worker process of its own, so a crash "
+                               "in native code fails the run instead of the whole workbench")
     server_url: str = knob("http://127.0.0.1:8080/v1", "OpenAI-compatible server base URL")
     server_model: str = knob("", "Model name to request from the server")
     retriever: str = knob("hybrid", "Default passage retriever",
@@ -48,6 +51,8 @@ def load() -> Settings:
         s.model = os.environ["WORKBENCH_MODEL"]
     if os.environ.get("WORKBENCH_N_GPU_LAYERS"):
         s.n_gpu_layers = int(os.environ["WORKBENCH_N_GPU_LAYERS"])
+    if os.environ.get("WORKBENCH_ISOLATE_MODEL"):
+        s.isolate_model = os.environ["WORKBENCH_ISOLATE_MODEL"].strip().lower() not in ("0", "false", "no")
     return s
 
 
@@ -56,3 +61,13 @@ def save(s: Settings) -> None:
     tmp = f.with_suffix(".tmp")
     tmp.write_text(json.dumps(asdict(s), indent=2))
     tmp.replace(f)
+
+
+def store_path() -> Path:
+    """``WORKBENCH_STORE``, else the Settings ``store`` field, else the home folder's file."""
+    env = os.environ.get("WORKBENCH_STORE")
+    if env:
+        return Path(env).expanduser()
+    chosen = load().store
+    return Path(chosen).expanduser() if isinstance(chosen, str) and chosen.strip() \
+        else paths.home() / "workbench.duckdb"

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator
 
 import duckdb
 
-from . import paths
+from . import settings as settings_mod
 from .trace import Event, Trace
 
 SCHEMA_VERSION = 3
@@ -157,7 +157,7 @@ class Store:
     _locks_guard = threading.Lock()
 
     def __init__(self, path: str | Path | None = None, *, lock_timeout: float = 10.0):
-        self.path = Path(path) if path else paths.store_path()
+        self.path = Path(path) if path else settings_mod.store_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lock_timeout = lock_timeout
         with Store._locks_guard:

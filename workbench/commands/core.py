@@ -6,7 +6,7 @@ import json
 import sys
 
 from ..llm.base import GenParams
-from ..llm.registry import list_models, resolve, describe
+from ..llm.registry import BUNDLED, DEFAULT_MODEL, describe, list_models, resolve
 from ..store import Store
 from ._common import add_model_args, backend_from_args
 
@@ -41,9 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_models(args: argparse.Namespace) -> int:
     if args.action == "verify":
-        e = describe(resolve(args.model or "smollm2-135m"))
+        name = args.model or DEFAULT_MODEL
+        e = describe(resolve(name), name, name in BUNDLED)
+        pinned = " (matches the pinned SHA-256)" if e.verified else ""
         print(f"OK {e.path}: GGUF {e.architecture}, {e.quantization}, context {e.context_length}, "
-              f"{e.size_bytes / 1e6:.1f} MB, sha256 {e.sha256}")
+              f"{e.size_bytes / 1e6:.1f} MB, sha256 {e.sha256}{pinned}")
         return 0
     entries = list_models()
     if args.json:
@@ -53,10 +55,29 @@ def cmd_models(args: argparse.Namespace) -> int:
         print("no models installed; run scripts/setup.sh")
         return 1
     for e in entries:
-        print(f"{e.name:20s} {e.quantization:8s} ctx={e.context_length!s:6s} "
-              f"{e.size_bytes / 1e6:7.1f} MB  sha256={e.sha256[:16]}  {e.path}"
-              + (f"  [{e.note}]" if e.note else ""))
+        check = {True: "verified", False: "MISMATCH", None: ""}[e.verified]
+        default = " (default)" if e.name == DEFAULT_MODEL else ""
+        print(f"{e.name + default:30s} {e.quantization:7s} ctx={e.context_length!s:6s} "
+              f"{e.size_bytes / 1e6:7.1f} MB  quality={e.quality or '-':7s} "
+              f"sha256={e.sha256[:16]} {check:8s} {e.path}" + (f"  [{e.note}]" if e.note else ""))
+    build = llama_build()
+    print(f"\nllama.cpp build: {build['features']}"
+          + (f"\nwarning: {build['warning']}" if build["warning"] else ""))
     return 0
+
+
+def llama_build() -> dict:
+    """The installed llama.cpp's CPU features, and a warning when its AMX path is on."""
+    from ..llm import native
+    try:
+        info = native.system_info()
+    except ImportError as e:
+        return {"features": "", "amx_int8": None, "warning": f"llama-cpp-python is not "
+                f"installed ({e}); run scripts/setup.sh"}
+    amx = native.amx_enabled(info)
+    return {"features": native.cpu_summary(info), "amx_int8": amx,
+            "warning": "AMX_INT8 = 1: multi-token decodes crash on CPUs with AMX; rebuild with "
+                       "scripts/setup.sh" if amx else ""}
 
 
 def cmd_generate(args: argparse.Namespace) -> int:

@@ -43,9 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "'invalid' rule and 75-token cut of each prediction")
     p.add_argument("--tau-f1", type=float, help="ROUGE-L cut-off of CRP-RAG's F1 (default 0.5)")
     p.add_argument("--workers", type=int, default=1,
-                   help="parallel workers: threads for an HTTP server / scripted backend, "
-                        "processes (one model each) for llama.cpp")
-    p.add_argument("--parallel", choices=["auto", "threads", "processes"], default="auto")
+                   help="parallel workers; with llama.cpp each loads its own model (in its "
+                        "own process) and gets an equal share of the cores")
     p.add_argument("--resume", nargs="?", const="latest", metavar="EVAL_ID",
                    help="continue an interrupted eval (the latest unfinished one without an id)")
     p.add_argument("--retry-failed", action="store_true",
@@ -84,7 +83,8 @@ def _parse_grid(items: list[str]) -> dict[str, list[str]]:
 def _spec(args: argparse.Namespace):
     from .. import settings as settings_mod
     from ..eval import presets
-    from ..eval.runner import EvalSpec, _all_methods, apply_sweep, load_sweep
+    from ..methods import all_methods
+    from ..eval.plan import EvalSpec, apply_sweep, load_sweep
     s = settings_mod.load()
     spec = EvalSpec(dataset=args.dataset or s.dataset,
                     methods=[m.strip() for m in (args.methods or "").split(",") if m.strip()],
@@ -92,7 +92,7 @@ def _spec(args: argparse.Namespace):
                     seeds=args.seed or [s.seed], sets=parse_sets(args.set),
                     grid=_parse_grid(args.grid), label=args.label)
     if args.preset:
-        sweep = presets.to_sweep(args.preset, _all_methods(), spec.methods or None)
+        sweep = presets.to_sweep(args.preset, all_methods(), spec.methods or None)
         spec = apply_sweep(spec, sweep)
     if args.sweep:
         spec = apply_sweep(spec, load_sweep(args.sweep))
@@ -165,8 +165,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ..eval import queries as Q
     from ..eval.runner import EvalInterrupted, EvalRunner, export_eval, get_eval, latest_eval
     if args.action == "presets":
-        from ..eval.runner import _all_methods
-        ms = _all_methods()
+        from ..methods import all_methods
+        ms = all_methods()
         data = [presets.describe(p, ms) for p in presets.PRESETS]
         if args.json:
             print(json.dumps(data, indent=2, default=str))
@@ -209,8 +209,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 0
 
     # run / resume
-    common: dict[str, Any] = {"backend_spec": _backend_spec(args), "workers": args.workers,
-                              "parallel": args.parallel}
+    common: dict[str, Any] = {"backend_spec": _backend_spec(args), "workers": args.workers}
     if args.resume:
         runner = EvalRunner.resume(st, None if args.resume == "latest" else args.resume, **common)
         if args.retry_failed:

@@ -112,13 +112,14 @@ def build_spec(*, dataset: str, methods: list[str], limit: int | None, seed: int
                method_classes: dict[str, type] | None = None) -> EvalSpec:
     """The Evaluate page's form as an :class:`EvalSpec` (the same rules as the CLI)."""
     from . import presets
-    from .runner import _all_methods, apply_sweep
+    from ..methods import all_methods
+    from .plan import apply_sweep
     grid = {k: [x.strip() for x in v.split(",") if x.strip()]
             for k, v in parse_lines(grid_text).items()}
     spec = EvalSpec(dataset=dataset, methods=list(methods), limit=limit, seeds=[int(seed)],
                     sets=parse_lines(sets_text), grid=grid, judge=judge, primary=primary,
                     label=label)
     if preset:
-        spec = apply_sweep(spec, presets.to_sweep(preset, method_classes or _all_methods(),
+        spec = apply_sweep(spec, presets.to_sweep(preset, method_classes or all_methods(),
                                                   methods or None))
     return spec

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 from ..scoring import TokenScores, score_tokens
 
@@ -26,6 +26,20 @@ class ContextOverflowError(LLMError):
             f"model context (n_ctx) is {n_ctx}. Raise n_ctx (Settings or --n-ctx), lower "
             f"max_tokens, or retrieve fewer/shorter passages."
         )
+
+    def __reduce__(self):          # crosses the model worker's pipe with its numbers
+        return (type(self), (self.prompt_tokens, self.max_tokens, self.n_ctx))
+
+
+class ModelCrashedError(LLMError):
+    """The model's worker process died (a native crash, or killed); the next call restarts it."""
+
+    def __init__(self, message: str, cause: str = ""):
+        super().__init__(message)
+        self.cause = cause
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.cause))
 
 
 class BackendUnavailableError(LLMError):
@@ -142,9 +156,12 @@ class ModelInfo:
 class LLMBackend(Protocol):
     info: ModelInfo
 
-    def generate(self, messages: Sequence[Message] | str,
-                 params: GenParams | None = None) -> Completion:
-        """Generate from chat messages (template applied) or a plain prompt string."""
+    def generate(self, messages: Sequence[Message] | str, params: GenParams | None = None,
+                 on_token: Callable[[Token], None] | None = None) -> Completion:
+        """Generate from chat messages (template applied) or a plain prompt string.
+
+        ``on_token`` sees each generated token as it is produced (live display only: the
+        returned completion is the record)."""
 
     def score(self, context: Sequence[Message] | str, continuation: str) -> ScoredText:
         """Log-probabilities of ``continuation`` following ``context`` (teacher-forced)."""

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -126,8 +126,8 @@ class LlamaCppBackend:
         return bool(self._llama_cpp.llama_vocab_is_eog(self._vocab, tok))
 
     # -- generation --
-    def generate(self, messages: Sequence[Message] | str,
-                 params: GenParams | None = None) -> Completion:
+    def generate(self, messages: Sequence[Message] | str, params: GenParams | None = None,
+                 on_token: Callable[[Token], None] | None = None) -> Completion:
         params = params or GenParams()
         prompt, tmpl_stops = self.render(messages, params.chat)
         stops = [s for s in list(params.stop) + tmpl_stops if s]
@@ -159,6 +159,8 @@ class LlamaCppBackend:
                     piece = self._piece(tok)
                     raw += piece
                     out.append(Token(int(tok), piece.decode("utf-8", errors="replace"), lp, ent))
+                    if on_token is not None:
+                        on_token(out[-1])
                     text = raw.decode("utf-8", errors="ignore")
                     if stops and any(s in text for s in stops):
                         finish = "stop"

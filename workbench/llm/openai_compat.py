@@ -6,7 +6,7 @@ completion says ``logprobs_available=False`` and scores show as not available.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import requests
 
@@ -65,8 +65,8 @@ class OpenAICompatBackend:
             body["guided_grammar"] = params.grammar   # vLLM
         return body
 
-    def generate(self, messages: Sequence[Message] | str,
-                 params: GenParams | None = None) -> Completion:
+    def generate(self, messages: Sequence[Message] | str, params: GenParams | None = None,
+                 on_token: Callable[[Token], None] | None = None) -> Completion:
         params = params or GenParams()
         body = self._body(params)
         t0 = time.perf_counter()
@@ -85,6 +85,8 @@ class OpenAICompatBackend:
             text = (choice.get("message") or {}).get("content") or ""
             tokens = self._tokens_chat(choice.get("logprobs"))
         usage = data.get("usage") or {}
+        for t in tokens if on_token is not None and tokens else ():
+            on_token(t)     # a non-streaming request: the tokens arrive together
         return Completion(
             text=text, tokens=tokens or [], prompt=prompt,
             prompt_tokens=int(usage.get("prompt_tokens", 0)),

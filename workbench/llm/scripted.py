@@ -67,8 +67,8 @@ class ScriptedBackend:
         return messages if isinstance(messages, str) else "\n".join(
             f"<{m['role']}>{m['content']}" for m in messages)
 
-    def generate(self, messages: Sequence[Message] | str,
-                 params: GenParams | None = None) -> Completion:
+    def generate(self, messages: Sequence[Message] | str, params: GenParams | None = None,
+                 on_token: Callable[[Token], None] | None = None) -> Completion:
         params = params or GenParams()
         t0 = time.perf_counter()
         prompt = self._render(messages)
@@ -94,6 +94,8 @@ class ScriptedBackend:
             from .base import ContextOverflowError
             raise ContextOverflowError(n_prompt, params.max_tokens, self.n_ctx)
         self.calls.append({"prompt": prompt, "params": params.to_dict(), "output": text})
+        for t in tokens if on_token is not None else ():
+            on_token(t)
         return Completion(text=text, tokens=tokens, prompt=prompt, prompt_tokens=n_prompt,
                           completion_tokens=len(tokens),
                           latency_ms=(time.perf_counter() - t0) * 1000, finish_reason=finish,

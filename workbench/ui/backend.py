@@ -45,9 +45,11 @@ class LockedBackend:
     def info(self) -> ModelInfo:
         return self.inner.info
 
-    def generate(self, messages: Any, params: GenParams | None = None) -> Any:
+    def generate(self, messages: Any, params: GenParams | None = None, on_token: Any = None) -> Any:
         with _LLM_LOCK:
-            return self.inner.generate(messages, params)
+            if on_token is None:
+                return self.inner.generate(messages, params)
+            return self.inner.generate(messages, params, on_token=on_token)
 
     def score(self, context: Any, continuation: str) -> Any:
         with _LLM_LOCK:
@@ -96,15 +98,17 @@ def _instance(schema: dict[str, Any], depth: int = 0) -> Any:
 class DemoScriptedBackend(ScriptedBackend):
     """Scripted backend that also answers schema-constrained calls with valid JSON."""
 
-    def generate(self, messages: Sequence[Any] | str, params: GenParams | None = None) -> Any:
+    def generate(self, messages: Sequence[Any] | str, params: GenParams | None = None,
+                 on_token: Any = None) -> Any:
         params = params or GenParams()
         prompt = self._render(messages)
         rule = next((r for r in self.rules if r.matches(prompt)), None)
         if rule is None and params.json_schema:
             text = json.dumps(_instance(params.json_schema))
             return ScriptedBackend(default=text, default_logprob=self.default_logprob,
-                                   info=self.info, n_ctx=self.n_ctx).generate(messages, params)
-        return super().generate(messages, params)
+                                   info=self.info, n_ctx=self.n_ctx).generate(messages, params,
+                                                                              on_token)
+        return super().generate(messages, params, on_token)
 
 
 def scripted_backend() -> DemoScriptedBackend:
@@ -129,7 +133,7 @@ def backend_kind(settings: Any) -> str:
 def settings_key(settings: Any) -> tuple:
     return (backend_kind(settings), settings.model, settings.n_gpu_layers, settings.n_ctx,
             settings.n_threads, settings.n_batch, settings.seed, settings.server_url,
-            settings.server_model)
+            settings.server_model, settings.isolate_model)
 
 
 def loaded_key() -> tuple | None:
@@ -204,12 +208,25 @@ def unload() -> None:
             _ST_CACHED.clear()
 
 
+def restart_model() -> bool:
+    """Start the loaded model's worker process afresh (after a crash). False when the loaded
+    backend has no worker process (in-process llama.cpp, a server, the scripted backend)."""
+    with _LLM_LOCK:
+        for be in [_OVERRIDE, *_CURRENT.values()]:
+            restart = getattr(getattr(be, "inner", be), "restart", None)
+            if callable(restart):
+                restart()
+                return True
+    return False
+
+
 def model_card(settings: Any) -> dict[str, Any]:
     """Name, quantisation, GPU layers and file of the configured model, without loading it."""
     card = {"name": settings.model, "backend": backend_kind(settings),
             "quantization": "?", "n_gpu_layers": settings.n_gpu_layers, "n_ctx": settings.n_ctx,
             "path": "", "context_length": None, "architecture": "", "error": None,
-            "loaded": is_loaded(settings)}
+            "loaded": is_loaded(settings), "quality": "unknown",
+            "quality_note": "not measured by the workbench (a model chosen by path)"}
     if _OVERRIDE is not None or card["backend"] == "scripted":
         info = (_OVERRIDE.info if _OVERRIDE is not None else ModelInfo(name="scripted"))
         card.update(name=info.name, quantization=info.quantization or "-", backend="scripted",
@@ -220,13 +237,16 @@ def model_card(settings: Any) -> dict[str, Any]:
                     path=settings.server_url)
         return card
     try:
-        from ..llm.registry import describe, resolve
-        p = resolve(settings.model)
+        from ..llm.registry import BUNDLED, describe, resolve
+        p = resolve(settings.model, verify=False)     # the hash is checked when it loads
         if not p.exists():
             raise LLMError(f"The model file {p} does not exist. Choose another in Settings.")
         e = describe(p, settings.model, with_sha=False)
         card.update(quantization=e.quantization, path=e.path, context_length=e.context_length,
                     architecture=e.architecture, size_mb=round(e.size_bytes / 1e6, 1))
+        m = BUNDLED.get(settings.model)
+        if m is not None:
+            card.update(title=m.title, quality=m.quality, quality_note=m.quality_note)
     except LLMError as e:
         card["error"] = str(e)
     return card

@@ -40,6 +40,7 @@ class JobState:
     ended: float | None = None
     first_node_s: float | None = None
     verdict: dict[str, Any] | None = None
+    partial: str = ""                # text of the LLM call in flight, token by token
     _trace: T.Trace = field(default_factory=T.Trace)
     _applied: int = 0
 
@@ -69,6 +70,27 @@ def make_context(method: str, llm: Any, dataset: str, overrides: dict[str, Any] 
                      retrievers=retrievers, kg=kg, gold=gold, dataset=dataset,
                      extra={"default_retriever": settings.retriever, "k": settings.k})
     return m, ctx
+
+
+class TokenTap:
+    """The run's backend, passing each generated token to the job as it comes (the page
+    shows the call in flight); every other attribute is the backend's own."""
+
+    def __init__(self, inner: Any, js: JobState):
+        self.inner, self.js = inner, js
+
+    def _sink(self, tok: Any) -> None:
+        self.js.partial += tok.piece
+
+    def generate(self, messages: Any, params: Any = None) -> Any:
+        self.js.partial = ""
+        try:
+            return self.inner.generate(messages, params, on_token=self._sink)
+        finally:
+            self.js.partial = ""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
 class LiveBatch:
@@ -101,8 +123,8 @@ class LiveBatch:
             js.started = time.monotonic()
             js.status = "starting"
             try:
-                method, ctx = make_context(js.job.method, self.llm, self.dataset, js.job.overrides,
-                                           self.question_id, self.settings)
+                method, ctx = make_context(js.job.method, TokenTap(self.llm, js), self.dataset,
+                                           js.job.overrides, self.question_id, self.settings)
             except Exception as e:      # noqa: BLE001 - shown as a readable message
                 js.status, js.error = "failed", _readable(e)
                 js.ended = time.monotonic()

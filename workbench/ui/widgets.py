@@ -108,8 +108,7 @@ _STORES: dict[str, Store] = {}
 
 def store() -> Store:
     """The run store for the current WORKBENCH_HOME (one object per path per process)."""
-    from .. import paths
-    p = str(paths.store_path())
+    p = str(settings_mod.store_path())
     if p not in _STORES:
         _STORES[p] = Store(p)
     return _STORES[p]

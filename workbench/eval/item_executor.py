@@ -1,0 +1,269 @@
+"""The worker side of an eval: run one item through the runner and score it, returning
+what the parent writes (the run's recorded writes and the item row).
+
+Workers never touch the store: DuckDB allows one writing process, and only the eval's
+parent writes (:mod:`.writer`). A worker is a thread with its own executor; with llama.cpp
+each worker also has its own model, in a worker process of its own
+(:class:`~workbench.llm.isolated.IsolatedBackend`), so a model that crashes fails one item.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from .. import config as cfgmod
+from .. import trace as T
+from . import knobs as K
+from . import metrics as M
+from .plan import Item
+
+
+class RecordingStore:
+    """Stands in for the Store inside a worker: records the runner's writes."""
+
+    def __init__(self) -> None:
+        self.ops: list[tuple[str, tuple, dict]] = []
+
+    def start_run(self, run: dict[str, Any]) -> None:
+        self.ops.append(("start_run", (dict(run),), {}))
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        self.ops.append(("update_run", (run_id,), fields))
+
+    def add_events(self, events: Iterable[T.Event]) -> int:
+        evs = list(events)
+        self.ops.append(("add_events", (evs,), {}))
+        return len(evs)
+
+
+@dataclass
+class ItemResult:
+    key: str
+    ops: list[tuple[str, tuple, dict]]
+    row: dict[str, Any]
+
+
+@dataclass
+class WorkerSetup:
+    """Everything a worker needs to build its executor (plain data: it also crosses
+    process boundaries)."""
+    eval_id: str
+    dataset: str
+    backend: dict[str, Any]           # {"kind": "settings", "overrides": {...}} | {"kind": "scripted", ...}
+    judge: str = "same"
+    scoring: dict[str, Any] = field(default_factory=dict)
+    factories: dict[str, str] = field(default_factory=dict)   # "context"/"dataset"/"methods" -> "module:func"
+
+
+def _import(path: str) -> Any:
+    mod, _, fn = path.partition(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
+def make_backend(spec: dict[str, Any], shared: bool = True) -> Any:
+    kind = spec.get("kind", "settings")
+    if kind == "scripted":
+        from ..llm.scripted import ScriptedBackend
+        table = spec.get("table") or []
+        be = ScriptedBackend.from_table(table, default=spec.get("default"))
+        if spec.get("delay_ms"):
+            return _Delayed(be, float(spec["delay_ms"]) / 1000.0)
+        return be
+    if kind == "factory":
+        return _import(spec["factory"])()
+    from ..llm.registry import load_backend
+    return load_backend(None, shared=shared, **(spec.get("overrides") or {}))
+
+
+class _Delayed:
+    """A backend whose calls take at least ``delay`` seconds (tests of interruption)."""
+
+    def __init__(self, inner: Any, delay: float):
+        self.inner, self.delay, self.info = inner, delay, inner.info
+
+    def generate(self, messages: Any, params: Any = None) -> Any:
+        time.sleep(self.delay)
+        return self.inner.generate(messages, params)
+
+    def score(self, context: Any, continuation: str) -> Any:
+        return self.inner.score(context, continuation)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+def make_judge(judge: str, backend: Any) -> M.LLMJudge | None:
+    if not judge or judge == "off":
+        return None
+    if judge == "same":
+        return M.LLMJudge(backend)
+    from ..llm.registry import load_backend
+    jb = load_backend(None, model=judge)
+    return M.LLMJudge(jb)
+
+
+def default_context(method_cls: type, variant: dict[str, Any], seed: int, llm: Any,
+                    dataset: Any) -> tuple[Any, Any]:
+    """The method and a question-free run context for one variant."""
+    from ..methods import all_methods
+    name = variant["method"]
+    try:
+        from ..datasets import Dataset as _RegistryDataset
+    except ImportError:  # pragma: no cover - the knowledge layer is part of the project
+        _RegistryDataset = None
+    if _RegistryDataset is not None and isinstance(dataset, _RegistryDataset) \
+            and all_methods().get(name) is method_cls:
+        from ..workspace import build_context
+        return build_context(name, llm=llm, dataset=dataset.name,
+                             overrides=variant["overrides"], seed=seed)
+    # a method class or dataset object handed in directly (tests, benchmarks)
+    from ..methods.base import RunContext
+    m = method_cls()
+    cfg = cfgmod.build(m.Config, variant["overrides"])
+    retrievers = {}
+    if getattr(m, "kind", "text") == "text" and getattr(dataset, "passages", None):
+        for kind in ("bm25", "dense", "hybrid"):
+            if hasattr(dataset, "retriever"):
+                retrievers[kind] = _LazyRetriever(dataset, kind)
+    kg = dataset.kg() if getattr(m, "kind", "") == "kg" and hasattr(dataset, "kg") else None
+    return m, RunContext(llm=llm, config=cfg, seed=seed, retrievers=retrievers, kg=kg,
+                         dataset=getattr(dataset, "name", "dataset"))
+
+
+class _LazyRetriever:
+    def __init__(self, ds: Any, kind: str):
+        self.ds, self.kind, self.name, self._r = ds, kind, kind, None
+
+    def search(self, query: str, k: int = 5):
+        if self._r is None:
+            self._r = self.ds.retriever(self.kind)
+        return self._r.search(query, k)
+
+
+def _question_obj(d: dict[str, Any]) -> Any:
+    from ..datasets.base import Question
+    return Question.from_dict(d)
+
+
+class ItemExecutor:
+    """Runs items in one worker (thread or process) and scores them."""
+
+    JUDGE_CACHE_MAX = 2048
+
+    def __init__(self, setup: WorkerSetup, *, backend: Any = None, dataset: Any = None,
+                 method_classes: dict[str, type] | None = None,
+                 context_factory: Callable | None = None, judge: Any = "setup"):
+        self.setup = setup
+        self.backend = backend if backend is not None else make_backend(setup.backend)
+        self.judge = make_judge(setup.judge, self.backend) if judge == "setup" else judge
+        if dataset is None:
+            dataset = _import(setup.factories["dataset"])() if "dataset" in setup.factories \
+                else _load_dataset(setup.dataset)
+        self.dataset = dataset
+        if method_classes is None:
+            method_classes = _import(setup.factories["methods"])() if "methods" in setup.factories \
+                else _all_methods()
+        self.method_classes = method_classes
+        if context_factory is None and "context" in setup.factories:
+            context_factory = _import(setup.factories["context"])
+        self.context_factory = context_factory or default_context
+        self._ctx: dict[tuple, tuple[Any, Any]] = {}
+
+    def _base(self, variant: dict[str, Any], seed: int) -> tuple[Any, Any]:
+        key = (variant["hash"], seed)
+        got = self._ctx.get(key)
+        if got is None:
+            cls = self.method_classes[variant["method"]]
+            got = self._ctx[key] = self.context_factory(cls, variant, seed, self.backend,
+                                                        self.dataset)
+        return got
+
+    def run(self, item: Item) -> ItemResult:
+        from ..runner import execute
+        q = item.question
+        v = item.variant
+        method, base = self._base(v, item.seed)
+        ctx = dataclasses.replace(base, gold=_question_obj(q), seed=item.seed, phase="", _n=0,
+                                  extra=dict(base.extra))
+        if v["eval_knobs"]:
+            ctx = K.apply_to_context(ctx, v["eval_knobs"],
+                                     passages=getattr(self.dataset, "passages", []) or [],
+                                     question_id=q["id"])
+        rec = RecordingStore()
+        tr = T.Trace()
+        t0 = time.perf_counter()
+        for _ in execute(method, ctx, q["question"], store=rec, question_id=q["id"],
+                         eval_id=self.setup.eval_id, trace_out=tr):
+            pass
+        if tr.status == "interrupted":
+            raise KeyboardInterrupt
+        run_ms = (time.perf_counter() - t0) * 1000.0
+        row = self.score(item, tr, run_ms)
+        self._trim()
+        return ItemResult(item.key, rec.ops, row)
+
+    def score(self, item: Item, tr: T.Trace, run_ms: float) -> dict[str, Any]:
+        q, v = item.question, item.variant
+        sc = self.setup.scoring
+        ans = tr.answer or {}
+        refused = bool(ans.get("refused")) or tr.status == "refused"
+        pred = ans.get("text") or ""
+        meta = q.get("meta") or {}
+        s = M.score_answer(q["question"], pred, q.get("answers") or [], q.get("aliases") or [],
+                           refused=refused, qtype=q.get("type") or "", meta=meta, judge=self.judge,
+                           primary=sc.get("primary"), tau_f1=sc.get("tau_f1", M.DEFAULT_TAU_F1),
+                           crag_mode=sc.get("crag_mode"),
+                           crag_profile=sc.get("crag_profile", "ragx"),
+                           answer_entities=q.get("answer_entities") or [])
+        if tr.status == "failed":
+            s.correct = False
+        struct = M.structure_scores(tr, q.get("decomposition") or [], q.get("gold_path") or [])
+        totals = tr.totals()
+        return {
+            "eval_id": self.setup.eval_id, "item_key": item.key, "run_id": tr.run_id,
+            "question_id": q["id"], "method": v["method"], "variant": v["label"],
+            "knobs": json.dumps(v["overrides"] | v.get("knob_values", {}) | v["eval_knobs"],
+                                sort_keys=True, default=str),
+            "config_hash": v["hash"], "model_sha256": getattr(self.backend.info, "sha256", ""),
+            "seed": item.seed, "status": tr.status, "correct": s.correct, "refused": refused,
+            "em": s.em, "f1": s.f1, "contains": s.contains, "rouge_l": s.rouge_l,
+            "rouge_f1": s.rouge_f1, "hits1": s.hits1, "acc_lm": s.acc_lm, "fever": s.fever,
+            "crag_label": s.crag_label, "crag_points": s.crag_points,
+            "crag_decided_by": s.crag_decided_by, "confidence": M.answer_confidence(tr),
+            "hops": q.get("hops"), "qtype": q.get("type") or "",
+            "domain": meta.get("domain"), "question_type": meta.get("question_type"),
+            "static_or_dynamic": meta.get("static_or_dynamic"),
+            "llm_calls": totals["llm_calls"], "prompt_tokens": totals["prompt_tokens"],
+            "completion_tokens": totals["completion_tokens"], "wall_ms": round(run_ms, 3),
+            "judge": s.judge, "judge_ms": round(s.judge_ms, 3),
+            "structure": json.dumps(struct) if struct else None, "created_at": time.time(),
+            # not columns: go to runs.metrics
+            "_metrics": {**{k: getattr(s, k) for k in (
+                "em", "f1", "contains", "rouge_l", "rouge_f1", "hits1", "acc_lm", "fever",
+                "crag_label", "crag_points", "crag_decided_by", "primary", "judge",
+                "judge_raw", "judge_error")}, **struct},
+        }
+
+    def _trim(self) -> None:
+        """Keep long evals flat in memory: the scripted backend logs every call, and the
+        judge caches verdicts."""
+        calls = getattr(self.backend, "calls", None)
+        if isinstance(calls, list) and len(calls) > 200:
+            del calls[:-100]
+        if self.judge is not None and len(self.judge.cache) > self.JUDGE_CACHE_MAX:
+            for k in list(self.judge.cache)[: len(self.judge.cache) // 2]:
+                self.judge.cache.pop(k, None)
+
+
+def _load_dataset(name: str) -> Any:
+    from ..datasets import load_dataset
+    return load_dataset(name)
+
+
+def _all_methods() -> dict[str, type]:
+    from ..methods import all_methods
+    return all_methods()
