@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from workbench import paths
 from workbench import trace as T
 from workbench.llm import native
 from workbench.llm.base import (ContextOverflowError, GenParams, GrammarError, ModelCrashedError,
@@ -260,3 +261,31 @@ def test_a_bundled_file_that_no_longer_matches_its_hash_is_refused(tmp_path, mon
     with pytest.raises(ModelFileError, match="pinned SHA-256.*reinstall"):
         resolve("tampered")
     assert resolve("tampered", verify=False) == copy
+
+
+def test_worker_exits_soon_after_its_parent_is_killed(tmp_path):
+    """A killed CLI or app must not leave its model generating in the background."""
+    import subprocess
+    import sys
+    code = ("import sys, time; from workbench.llm.isolated import IsolatedBackend; "
+            "from workbench.llm.registry import resolve; from workbench.llm.base import GenParams; "
+            f"be = IsolatedBackend(resolve({FAST_MODEL!r}), n_ctx=1024); print(be.pid, flush=True); "
+            "be.generate('Count to a million: one, two,', GenParams(max_tokens=4000, chat=False))")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                              cwd=str(paths.PROJECT_ROOT))
+    worker = int(parent.stdout.readline())
+    time.sleep(0.5)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        if open(f"/proc/{worker}/stat").read().split()[2] == "Z":   # exited, awaiting reaping
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        pytest.fail("the model worker kept running after its parent was killed")

@@ -63,9 +63,23 @@ def serve(conn: Connection) -> None:
         conn.send(reply)
 
 
+def _exit_with_parent(parent: int, every_s: float = 1.0) -> None:
+    """A worker whose parent was killed would otherwise finish its generation (minutes, on a
+    large model) before it notices the closed socket; it exits within a second instead."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(0)
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
+
+
 def main() -> None:
     # Ctrl-C in a terminal reaches the whole process group; the parent decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent(os.getppid())
     fd = int(sys.argv[1])
     conn = Connection(fd)
     try:
