@@ -42,9 +42,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="ragx (paper, default) or crag_official: the official evaluator's "
                         "'invalid' rule and 75-token cut of each prediction")
     p.add_argument("--tau-f1", type=float, help="ROUGE-L cut-off of CRP-RAG's F1 (default 0.5)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="parallel workers; with llama.cpp each loads its own model (in its "
-                        "own process) and gets an equal share of the cores")
+    p.add_argument("--workers", type=int,
+                   help="parallel workers (default 1; with --executor ray, as many as the "
+                        "cluster's CPUs allow); with llama.cpp each loads its own model")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local: threads on this machine; ray: one Ray actor per worker, on "
+                        "the cluster at --ray-address or a local Ray instance")
+    p.add_argument("--ray-address", metavar="auto|HOST:PORT",
+                   help="with --executor ray: join this cluster (default: start a local one)")
+    p.add_argument("--worker-cpus", type=float, default=1,
+                   help="with --executor ray: CPUs each worker asks for (llama.cpp threads)")
+    p.add_argument("--worker-gpus", type=float, default=0,
+                   help="with --executor ray: GPUs each worker asks for (use with --n-gpu-layers -1)")
     p.add_argument("--resume", nargs="?", const="latest", metavar="EVAL_ID",
                    help="continue an interrupted eval (the latest unfinished one without an id)")
     p.add_argument("--retry-failed", action="store_true",
@@ -209,7 +218,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 0
 
     # run / resume
-    common: dict[str, Any] = {"backend_spec": _backend_spec(args), "workers": args.workers}
+    common: dict[str, Any] = {"backend_spec": _backend_spec(args), "workers": args.workers or 1,
+                              "executor": args.executor}
+    if args.executor == "ray":
+        common["ray"] = {"address": args.ray_address, "workers": args.workers,
+                         "cpus": args.worker_cpus, "gpus": args.worker_gpus}
     if args.resume:
         runner = EvalRunner.resume(st, None if args.resume == "latest" else args.resume, **common)
         if args.retry_failed:

@@ -13,10 +13,12 @@ import importlib
 import json
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Callable, Iterable
 
 from .. import config as cfgmod
 from .. import trace as T
+from ..llm.base import LLMError, ModelInfo
 from . import knobs as K
 from . import metrics as M
 from .plan import Item
@@ -207,46 +209,8 @@ class ItemExecutor:
         return ItemResult(item.key, rec.ops, row)
 
     def score(self, item: Item, tr: T.Trace, run_ms: float) -> dict[str, Any]:
-        q, v = item.question, item.variant
-        sc = self.setup.scoring
-        ans = tr.answer or {}
-        refused = bool(ans.get("refused")) or tr.status == "refused"
-        pred = ans.get("text") or ""
-        meta = q.get("meta") or {}
-        s = M.score_answer(q["question"], pred, q.get("answers") or [], q.get("aliases") or [],
-                           refused=refused, qtype=q.get("type") or "", meta=meta, judge=self.judge,
-                           primary=sc.get("primary"), tau_f1=sc.get("tau_f1", M.DEFAULT_TAU_F1),
-                           crag_mode=sc.get("crag_mode"),
-                           crag_profile=sc.get("crag_profile", "ragx"),
-                           answer_entities=q.get("answer_entities") or [])
-        if tr.status == "failed":
-            s.correct = False
-        struct = M.structure_scores(tr, q.get("decomposition") or [], q.get("gold_path") or [])
-        totals = tr.totals()
-        return {
-            "eval_id": self.setup.eval_id, "item_key": item.key, "run_id": tr.run_id,
-            "question_id": q["id"], "method": v["method"], "variant": v["label"],
-            "knobs": json.dumps(v["overrides"] | v.get("knob_values", {}) | v["eval_knobs"],
-                                sort_keys=True, default=str),
-            "config_hash": v["hash"], "model_sha256": getattr(self.backend.info, "sha256", ""),
-            "seed": item.seed, "status": tr.status, "correct": s.correct, "refused": refused,
-            "em": s.em, "f1": s.f1, "contains": s.contains, "rouge_l": s.rouge_l,
-            "rouge_f1": s.rouge_f1, "hits1": s.hits1, "acc_lm": s.acc_lm, "fever": s.fever,
-            "crag_label": s.crag_label, "crag_points": s.crag_points,
-            "crag_decided_by": s.crag_decided_by, "confidence": M.answer_confidence(tr),
-            "hops": q.get("hops"), "qtype": q.get("type") or "",
-            "domain": meta.get("domain"), "question_type": meta.get("question_type"),
-            "static_or_dynamic": meta.get("static_or_dynamic"),
-            "llm_calls": totals["llm_calls"], "prompt_tokens": totals["prompt_tokens"],
-            "completion_tokens": totals["completion_tokens"], "wall_ms": round(run_ms, 3),
-            "judge": s.judge, "judge_ms": round(s.judge_ms, 3),
-            "structure": json.dumps(struct) if struct else None, "created_at": time.time(),
-            # not columns: go to runs.metrics
-            "_metrics": {**{k: getattr(s, k) for k in (
-                "em", "f1", "contains", "rouge_l", "rouge_f1", "hits1", "acc_lm", "fever",
-                "crag_label", "crag_points", "crag_decided_by", "primary", "judge",
-                "judge_raw", "judge_error")}, **struct},
-        }
+        return score_item(self.setup, item, tr, run_ms, self.judge,
+                          getattr(self.backend.info, "sha256", ""))
 
     def _trim(self) -> None:
         """Keep long evals flat in memory: the scripted backend logs every call, and the
@@ -257,6 +221,78 @@ class ItemExecutor:
         if self.judge is not None and len(self.judge.cache) > self.JUDGE_CACHE_MAX:
             for k in list(self.judge.cache)[: len(self.judge.cache) // 2]:
                 self.judge.cache.pop(k, None)
+
+
+def score_item(setup: WorkerSetup, item: Item, tr: T.Trace, run_ms: float, judge: Any,
+               model_sha256: str) -> dict[str, Any]:
+    """The ``eval_items`` row of one run (plus ``_metrics`` for ``runs.metrics``)."""
+    q, v = item.question, item.variant
+    sc = setup.scoring
+    ans = tr.answer or {}
+    refused = bool(ans.get("refused")) or tr.status == "refused"
+    pred = ans.get("text") or ""
+    meta = q.get("meta") or {}
+    s = M.score_answer(q["question"], pred, q.get("answers") or [], q.get("aliases") or [],
+                       refused=refused, qtype=q.get("type") or "", meta=meta, judge=judge,
+                       primary=sc.get("primary"), tau_f1=sc.get("tau_f1", M.DEFAULT_TAU_F1),
+                       crag_mode=sc.get("crag_mode"),
+                       crag_profile=sc.get("crag_profile", "ragx"),
+                       answer_entities=q.get("answer_entities") or [])
+    if tr.status == "failed":
+        s.correct = False
+    struct = M.structure_scores(tr, q.get("decomposition") or [], q.get("gold_path") or [])
+    totals = tr.totals()
+    return {
+        "eval_id": setup.eval_id, "item_key": item.key, "run_id": tr.run_id,
+        "question_id": q["id"], "method": v["method"], "variant": v["label"],
+        "knobs": json.dumps(v["overrides"] | v.get("knob_values", {}) | v["eval_knobs"],
+                            sort_keys=True, default=str),
+        "config_hash": v["hash"], "model_sha256": model_sha256,
+        "seed": item.seed, "status": tr.status, "correct": s.correct, "refused": refused,
+        "em": s.em, "f1": s.f1, "contains": s.contains, "rouge_l": s.rouge_l,
+        "rouge_f1": s.rouge_f1, "hits1": s.hits1, "acc_lm": s.acc_lm, "fever": s.fever,
+        "crag_label": s.crag_label, "crag_points": s.crag_points,
+        "crag_decided_by": s.crag_decided_by, "confidence": M.answer_confidence(tr),
+        "hops": q.get("hops"), "qtype": q.get("type") or "",
+        "domain": meta.get("domain"), "question_type": meta.get("question_type"),
+        "static_or_dynamic": meta.get("static_or_dynamic"),
+        "llm_calls": totals["llm_calls"], "prompt_tokens": totals["prompt_tokens"],
+        "completion_tokens": totals["completion_tokens"], "wall_ms": round(run_ms, 3),
+        "judge": s.judge, "judge_ms": round(s.judge_ms, 3),
+        "structure": json.dumps(struct) if struct else None, "created_at": time.time(),
+        # not columns: go to runs.metrics
+        "_metrics": {**{k: getattr(s, k) for k in (
+            "em", "f1", "contains", "rouge_l", "rouge_f1", "hits1", "acc_lm", "fever",
+            "crag_label", "crag_points", "crag_decided_by", "primary", "judge",
+            "judge_raw", "judge_error")}, **struct},
+    }
+
+
+class WorkerLostError(LLMError):
+    """The worker running an item died (its process was killed, or crashed natively)."""
+
+
+def lost_item(setup: WorkerSetup, item: Item, cause: str, method_cls: type,
+              model: ModelInfo) -> ItemResult:
+    """An item whose worker died on every try, stored as a failed run that names the cause:
+    the eval still holds each item once, and ``--resume --retry-failed`` runs it again."""
+    from ..methods.base import RunContext
+    from ..runner import execute
+
+    class Lost(method_cls):       # the method's name, prompt version and view, no run
+        def run(self, ctx: Any, question: str) -> Any:
+            raise WorkerLostError(cause)
+            yield
+
+    q = item.question
+    cfg = cfgmod.build(method_cls.Config, item.variant["overrides"])
+    ctx = RunContext(llm=SimpleNamespace(info=model), config=cfg, seed=item.seed,
+                     gold=_question_obj(q), dataset=setup.dataset)
+    rec, tr = RecordingStore(), T.Trace()
+    for _ in execute(Lost(), ctx, q["question"], store=rec, question_id=q["id"],
+                     eval_id=setup.eval_id, trace_out=tr):
+        pass
+    return ItemResult(item.key, rec.ops, score_item(setup, item, tr, 0.0, None, model.sha256))
 
 
 def _load_dataset(name: str) -> Any:

@@ -8,19 +8,19 @@ calls are stored exactly as an interactive run; the item's metrics go to ``eval_
 and ``runs.correct`` / ``runs.metrics`` in the same transaction (:mod:`.writer`). An
 interrupted eval resumes where it stopped: a key is written once.
 
-Workers are threads. With llama.cpp each loads its own model, which runs in a worker
-process of its own, so a native crash fails that item ("model process crashed: SIGSEGV")
-and the eval goes on with a fresh model process. A progress callback gets items done, rate
-and ETA after every item; raising KeyboardInterrupt from it stops the eval cleanly (the
-page's Stop button does this).
+Items run on this machine (:mod:`.local_executor`: serial, or threads each with a model in
+a worker process of its own, so a native crash fails that item with "model process
+crashed: SIGSEGV") or on a Ray cluster (:mod:`.ray_executor`: one actor per worker, each
+loading the model and the dataset once). Either way results come back to this process,
+which alone writes the store, so resume, config hashes and progress are the same. A
+progress callback gets items done, rate and ETA after every item; raising KeyboardInterrupt
+from it stops the eval cleanly (the page's Stop button does this).
 """
 from __future__ import annotations
 
 import json
 import os
-import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -29,6 +29,7 @@ from ..store import Store, StoreError
 from . import metrics as M
 from .item_executor import (ItemExecutor, ItemResult, WorkerSetup, _all_methods, _import,
                             _load_dataset, make_backend)
+from .local_executor import run_local
 from .plan import EvalSpec, Item, item_key, plan_variants
 from .writer import ITEM_COLUMNS, ResultWriter
 
@@ -115,8 +116,16 @@ class EvalRunner:
                  backend_spec: dict[str, Any] | None = None, dataset: Any = None,
                  method_classes: dict[str, type] | None = None,
                  context_factory: Callable | None = None, factories: dict[str, str] | None = None,
-                 workers: int = 1, judge_backend: Any = "setup"):
+                 workers: int = 1, judge_backend: Any = "setup", executor: str = "local",
+                 ray: dict[str, Any] | None = None):
+        if executor not in ("local", "ray"):
+            raise ValueError(f"unknown executor {executor!r}; use 'local' or 'ray'")
         self.store, self.eval_id, self.spec = store, eval_id, spec
+        self.executor, self.ray = executor, dict(ray or {})
+        # objects handed in (tests, benchmarks) travel to Ray workers; the rest they build
+        self.handed = {k: v for k, v in (("backend", backend), ("dataset", dataset),
+                                         ("method_classes", method_classes),
+                                         ("context_factory", context_factory)) if v is not None}
         self.backend, self.backend_spec = backend, backend_spec or {"kind": "settings"}
         self.factories = factories or {}
         if dataset is None:
@@ -129,6 +138,7 @@ class EvalRunner:
         self.method_classes = method_classes
         self.context_factory = context_factory
         self.workers = max(1, int(workers))
+        self.ray.setdefault("workers", self.workers)    # None: as many as the cluster holds
         self.judge_backend = judge_backend
         self.variants = plan_variants(spec, method_classes)
         self.questions = self._questions()
@@ -241,7 +251,7 @@ class EvalRunner:
             factories=self.factories)
 
     def _mode(self) -> str:
-        return "serial" if self.workers <= 1 else "threads"
+        return "ray" if self.executor == "ray" else "serial" if self.workers <= 1 else "threads"
 
     def _own_models(self) -> bool:
         """Whether each parallel worker loads a llama.cpp model of its own. A server, the
@@ -278,10 +288,11 @@ class EvalRunner:
         status, error = "finished", None
         flush_error: BaseException | None = None
         try:
-            if self._mode() == "serial":
-                self._run_serial(items, on_result)
+            if self.executor == "ray":
+                from .ray_executor import run_ray
+                run_ray(self, items, on_result, self.ray)
             else:
-                self._run_threads(items, on_result)
+                run_local(self, items, on_result)
         except KeyboardInterrupt:
             status = "interrupted"
         except BaseException as e:
@@ -310,96 +321,14 @@ class EvalRunner:
         return EvalResult(self.eval_id, status, total, state["done"], state["new"],
                           time.perf_counter() - t0)
 
-    def _executor(self, backend: Any = None) -> ItemExecutor:
+    def item_executor(self, backend: Any = None) -> ItemExecutor:
         return ItemExecutor(self.setup(), backend=backend or self.backend, dataset=self.dataset,
                             method_classes=self.method_classes,
                             context_factory=self.context_factory, judge=self.judge_backend)
 
-    def _ensure_backend(self) -> None:
+    def ensure_backend(self) -> None:
         if self.backend is None:
             self.backend = make_backend(self.backend_spec)
-
-    def _worker_backend(self) -> Any:
-        """A model of the worker's own, in its own process, sharing the cores: N llama.cpp
-        instances each using every core oversubscribe the CPU, and llama.cpp's spinning
-        threads then slow down by an order of magnitude."""
-        ov = dict(self.backend_spec.get("overrides") or {})
-        ov.setdefault("n_threads", max(1, (os.cpu_count() or 1) // self.workers))
-        return make_backend({**self.backend_spec, "overrides": ov}, shared=False)
-
-    def _run_serial(self, items: Iterator[Item], on_result: Callable[[ItemResult], None]) -> None:
-        self._ensure_backend()
-        ex = self._executor()
-        for it in items:
-            on_result(ex.run(it))
-
-    def _run_threads(self, items: Iterator[Item], on_result: Callable[[ItemResult], None]) -> None:
-        own = self._own_models()
-        if not own:
-            self._ensure_backend()
-        local = threading.local()
-        lock = threading.Lock()
-        stop = threading.Event()
-        owned: list[Any] = []          # the workers' own models, closed at the end
-
-        def work(it: Item) -> ItemResult:
-            if stop.is_set():
-                raise KeyboardInterrupt
-            ex = getattr(local, "ex", None)
-            if ex is None:
-                with lock:
-                    be = self._worker_backend() if own else None
-                    if be is not None:
-                        owned.append(be)
-                    ex = local.ex = self._executor(be)
-            return ex.run(it)
-
-        pool = ThreadPoolExecutor(self.workers, thread_name_prefix="eval")
-        inflight: set = set()
-        try:
-            it = iter(items)
-            exhausted = False
-            while True:
-                while not exhausted and len(inflight) < 2 * self.workers:
-                    nxt = next(it, None)
-                    if nxt is None:
-                        exhausted = True
-                        break
-                    inflight.add(pool.submit(work, nxt))
-                if not inflight:
-                    break
-                finished, inflight = wait(inflight, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    on_result(f.result())
-        except BaseException:
-            stop.set()
-            for f in inflight:
-                f.cancel()
-            # items that complete while stopping are stored too
-            for f in inflight:
-                if f.cancelled():
-                    continue
-                try:
-                    r = f.result()
-                except BaseException:
-                    continue
-                _keep(r, on_result)
-            raise
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            for be in owned:
-                close = getattr(be, "close", None)
-                if callable(close):
-                    close()
-
-
-def _keep(r: ItemResult, on_result: Callable[[ItemResult], None]) -> None:
-    """Store a result that finished while stopping, without letting the progress callback
-    (which may be what raised the interrupt) stop it again."""
-    try:
-        on_result(r)
-    except KeyboardInterrupt:
-        pass
 
 
 # ---------------------------------------------------------------------------

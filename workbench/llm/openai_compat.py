@@ -2,6 +2,17 @@
 
 Logprobs are requested and used when the server returns them; otherwise the
 completion says ``logprobs_available=False`` and scores show as not available.
+
+Servers differ in two places, both handled here:
+
+- Structured output: vLLM and llama.cpp's own server take OpenAI's ``response_format``
+  ``{"type": "json_schema", ...}``; llama-cpp-python's server (``python -m llama_cpp.server``)
+  rejects it and takes ``{"type": "json_object", "schema": ...}``. The first rejection
+  switches the backend to the second form for the rest of its life.
+- Per-token logprobs: chat completions carry ``logprobs.content[i]`` (``token``,
+  ``logprob``, ``top_logprobs`` as a list), text completions ``logprobs.tokens`` /
+  ``token_logprobs`` / ``top_logprobs`` (a token -> logprob mapping per position). Both are
+  read into :class:`~workbench.llm.base.Token` so the heatmap and scores see them.
 """
 from __future__ import annotations
 
@@ -24,20 +35,13 @@ class OpenAICompatBackend:
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.info = ModelInfo(name=model or "server-default", path=self.base_url,
                               backend="openai_compat", n_ctx=n_ctx, sha256=f"server:{model}")
+        self.schema_style = "json_schema"       # or "json_object" (llama-cpp-python's server)
 
     def _post(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
         url = f"{self.base_url}/{route}"
-        try:
-            r = requests.post(url, json=body, headers=self.headers, timeout=self.timeout)
-        except requests.ConnectionError as e:
-            raise BackendUnavailableError(
-                f"Cannot reach the OpenAI-compatible server at {self.base_url} ({e.__class__.__name__}). "
-                f"Start the server (e.g. `python -m llama_cpp.server --model M.gguf` or vLLM) or fix "
-                f"the server URL in Settings.") from e
-        except requests.Timeout as e:
-            raise BackendUnavailableError(
-                f"The server at {self.base_url} did not answer within {self.timeout:.0f} s. Check "
-                f"that it is not overloaded, or raise the timeout.") from e
+        r = self._request(url, body)
+        if r.status_code >= 400 and self._fall_back_to_json_object(body, r.text):
+            r = self._request(url, body)
         if r.status_code >= 400:
             text = r.text[:500]
             if "context" in text.lower() and ("length" in text.lower() or "exceed" in text.lower()):
@@ -48,6 +52,27 @@ class OpenAICompatBackend:
         except ValueError as e:
             raise LLMError(f"The server at {url} did not return JSON: {r.text[:200]!r}") from e
 
+    def _fall_back_to_json_object(self, body: dict[str, Any], error: str) -> bool:
+        rf = body.get("response_format") or {}
+        if rf.get("type") != "json_schema" or "response_format" not in error:
+            return False
+        self.schema_style = "json_object"
+        body["response_format"] = {"type": "json_object", "schema": rf["json_schema"]["schema"]}
+        return True
+
+    def _request(self, url: str, body: dict[str, Any]) -> requests.Response:
+        try:
+            return requests.post(url, json=body, headers=self.headers, timeout=self.timeout)
+        except requests.ConnectionError as e:
+            raise BackendUnavailableError(
+                f"Cannot reach the OpenAI-compatible server at {self.base_url} ({e.__class__.__name__}). "
+                f"Start the server (e.g. `python -m llama_cpp.server --model M.gguf` or vLLM) or fix "
+                f"the server URL in Settings.") from e
+        except requests.Timeout as e:
+            raise BackendUnavailableError(
+                f"The server at {self.base_url} did not answer within {self.timeout:.0f} s. Check "
+                f"that it is not overloaded, or raise the timeout.") from e
+
     def _body(self, params: GenParams) -> dict[str, Any]:
         body: dict[str, Any] = {"max_tokens": params.max_tokens, "temperature": params.temperature,
                                 "top_p": params.top_p, "stop": params.stop or None}
@@ -57,7 +82,9 @@ class OpenAICompatBackend:
             body["seed"] = params.seed
         if params.top_k:
             body["top_k"] = params.top_k          # llama.cpp server and vLLM accept it
-        if params.json_schema is not None:
+        if params.json_schema is not None and self.schema_style == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": params.json_schema}
+        elif params.json_schema is not None:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "output", "schema": params.json_schema}}
         elif params.grammar:
@@ -115,11 +142,14 @@ class OpenAICompatBackend:
                 for i, (t, l, tp) in enumerate(zip(lp["tokens"], lp["token_logprobs"], tops))]
 
     def score(self, context: Sequence[Message] | str, continuation: str) -> ScoredText:
-        """Teacher-forced scoring via ``echo``; servers that lack it say so."""
+        """Teacher-forced scoring via ``echo``; servers that lack it say so. One token is
+        generated and dropped: llama-cpp-python's server reads ``max_tokens: 0`` as "until
+        the context is full"."""
         prompt = messages_to_plain(context)
+        end = len(prompt) + len(continuation)
         t0 = time.perf_counter()
         data = self._post("completions", {"model": self.model, "prompt": prompt + continuation,
-                                          "max_tokens": 0, "echo": True, "logprobs": 1})
+                                          "max_tokens": 1, "echo": True, "logprobs": 1})
         lp = data["choices"][0].get("logprobs")
         if not lp or not lp.get("token_logprobs"):
             raise LLMError(f"The server at {self.base_url} does not return prompt logprobs "
@@ -128,7 +158,8 @@ class OpenAICompatBackend:
         # keep the tokens that lie inside the continuation
         offs = lp.get("text_offset") or []
         toks = [Token(i, t, l) for i, (t, l, o) in
-                enumerate(zip(lp["tokens"], lp["token_logprobs"], offs)) if o >= len(prompt) and l is not None]
+                enumerate(zip(lp["tokens"], lp["token_logprobs"], offs))
+                if len(prompt) <= o < end and l is not None]
         return ScoredText(prompt, continuation, toks, (time.perf_counter() - t0) * 1000.0)
 
     def count_tokens(self, text: str) -> int:

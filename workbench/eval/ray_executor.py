@@ -1,0 +1,242 @@
+"""Eval items on a Ray cluster: one actor per worker, results streamed back to the driver.
+
+Each actor builds one :class:`~.item_executor.ItemExecutor` from the eval's
+:class:`~.item_executor.WorkerSetup`, so it loads the model (a llama.cpp GGUF, or the
+OpenAI-compatible backend pointed at a server) and the dataset's indexes once, then runs
+items. The driver keeps at most two items in flight per actor, hands each result to the
+runner (which alone writes the store), and never schedules anything itself: Ray places
+the actors by their CPU/GPU request and restarts a dead one.
+
+A worker that dies loses only its in-flight items. Each is run again once on a live worker
+(``retries``); an item whose worker died on every try is stored as a failed run naming the
+cause (:func:`~.item_executor.lost_item`), so the eval still holds each item exactly once.
+
+The actor's model runs in the actor's own process (``isolate_model=False``): the actor is
+already a process of its own that Ray restarts, so a native crash costs the driver nothing,
+and a second process per worker would only add a hop per LLM call and another copy of the
+runtime (``benchmarks/eval_scale.py --executor ray`` measures both).
+"""
+from __future__ import annotations
+
+import collections
+import os
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from .item_executor import ItemExecutor, ItemResult, WorkerSetup, lost_item
+from .local_executor import keep
+from .plan import Item
+
+if TYPE_CHECKING:
+    from .runner import EvalRunner
+
+ROOT = Path(__file__).resolve().parents[2]      # the folder that holds the workbench package
+IN_FLIGHT_PER_WORKER = 2
+# the actors pass these on to the code they run (home folder, caches, offline flags)
+_ENV_PREFIXES = ("WORKBENCH_", "HF_", "TRANSFORMERS_", "SENTENCE_TRANSFORMERS_")
+
+
+class RayWorkerError(RuntimeError):
+    """The Ray workers could not start, or all of them died."""
+
+
+class EvalWorker:
+    """The actor: one item executor, built once. Construction errors are kept and reported
+    by :meth:`ready`, so a missing model or dataset reads as that, not as a dead actor."""
+
+    def __init__(self, setup: WorkerSetup, handed: dict[str, Any]):
+        self.error: str | None = None
+        self.ex: ItemExecutor | None = None
+        try:
+            self.ex = ItemExecutor(setup, **handed)
+        except Exception as e:      # reported by ready()
+            self.error = f"{type(e).__name__}: {e}"
+
+    def ready(self) -> dict[str, Any]:
+        import ray
+        info = getattr(self.ex.backend, "info", None) if self.ex else None
+        return {"pid": os.getpid(), "node": ray.util.get_node_ip_address(),
+                "error": self.error, "model": info}
+
+    def run(self, item: Item) -> ItemResult:
+        return self.ex.run(item)
+
+
+def worker_env() -> dict[str, str]:
+    """What the actors see of the driver's environment: set per eval (not per Ray instance),
+    since one driver may run evals for several home folders."""
+    env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", ""))
+                                        if p)
+    return env
+
+
+def connect(address: str | None, min_cpus: float = 0) -> bool:
+    """Join the cluster at ``address`` ("auto": the one `ray start` set up on this machine),
+    or start a local Ray instance. Returns whether this call did it (and so must shut it
+    down); an already connected driver (a notebook, a test, a benchmark) is reused."""
+    import logging
+
+    import ray
+    if ray.is_initialized():
+        return False
+    kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False,
+                              logging_level=logging.WARNING)
+    if address:
+        # nodes import the driver's own copy of the package, so code never differs
+        ray.init(address=address, runtime_env={"py_modules": [str(ROOT / "workbench")]}, **kw)
+    else:
+        ray.init(num_cpus=max(os.cpu_count() or 1, int(min_cpus + 0.999)),
+                 object_store_memory=100 * 1024 * 1024, **kw)
+    return True
+
+
+def actor_backend(runner: "EvalRunner", cpus: float, isolate: bool) -> dict[str, Any]:
+    """The backend spec the actors build: the driver's settings resolved here (a node's own
+    settings file must not change the model), one llama.cpp thread per CPU the actor holds."""
+    spec = runner.backend_spec
+    if spec.get("kind", "settings") != "settings":
+        return spec
+    from .. import settings as settings_mod
+    s = settings_mod.load()
+    ov = {"backend": s.backend, "model": s.model, "n_gpu_layers": s.n_gpu_layers,
+          "n_ctx": s.n_ctx, "n_batch": s.n_batch, "seed": s.seed, "server_url": s.server_url,
+          "server_model": s.server_model, "n_threads": max(1, int(cpus))}
+    ov.update({k: v for k, v in (spec.get("overrides") or {}).items() if v is not None})
+    ov["isolate_model"] = isolate
+    return {**spec, "overrides": ov}
+
+
+def death_cause(e: BaseException, worker: dict[str, Any]) -> str:
+    text = str(e)
+    m = re.search(r"Worker exit detail: ([^\n]*?)(?:\. |\n|$)", text)
+    detail = m.group(1) if m else text.strip().splitlines()[0] if text.strip() else type(e).__name__
+    return (f"Ray worker died while running the item (pid {worker.get('pid')} on "
+            f"{worker.get('node')}): {detail}")
+
+
+def _death_errors() -> tuple[type, ...]:
+    import ray.exceptions as E
+    return tuple(getattr(E, n) for n in ("RayActorError", "WorkerCrashedError", "OutOfMemoryError",
+                                         "NodeDiedError") if hasattr(E, n))
+
+
+def run_ray(runner: "EvalRunner", items: Iterator[Item], on_result: Callable[[ItemResult], None],
+            opts: dict[str, Any]) -> None:
+    import ray
+    cpus = float(opts.get("cpus") or 1)
+    gpus = float(opts.get("gpus") or 0)
+    retries = int(opts.get("retries", 1))
+    started = connect(opts.get("address"), cpus * (opts.get("workers") or 1))
+    n = opts.get("workers") or max(1, int(ray.cluster_resources().get("CPU", 1) // cpus))
+    setup = runner.setup()
+    setup.backend = actor_backend(runner, cpus, bool(opts.get("isolate_model", False)))
+    handed = dict(runner.handed)
+    if runner.judge_backend != "setup":
+        handed["judge"] = runner.judge_backend
+    Actor = ray.remote(EvalWorker).options(
+        num_cpus=cpus, num_gpus=gpus, max_restarts=int(opts.get("max_restarts", 3)),
+        max_task_retries=0, runtime_env={"env_vars": worker_env()})
+    dies = _death_errors()
+    actors = [Actor.remote(setup, handed) for _ in range(n)]
+    info: dict[int, dict[str, Any]] = {}          # actor index -> ready() answer
+    live: set[int] = set()
+    probes: dict[Any, int] = {a.ready.remote(): i for i, a in enumerate(actors)}
+    busy: collections.Counter[int] = collections.Counter()
+    inflight: dict[Any, tuple[int, Item, int]] = {}
+    again: collections.deque[tuple[Item, int]] = collections.deque()
+    source = iter(items)
+    peeked: list[Item] = []
+    start_timeout = float(opts.get("start_timeout_s", 600))
+    deadline = time.monotonic() + start_timeout
+    last_cause = ""
+
+    def has_work() -> bool:
+        if again or peeked:
+            return True
+        nxt = next(source, None)
+        if nxt is not None:
+            peeked.append(nxt)
+        return bool(peeked)
+
+    def next_item() -> tuple[Item, int] | None:
+        if again:
+            return again.popleft()
+        return (peeked.pop(), 0) if has_work() else None
+
+    def lost(item: Item, cause: str) -> ItemResult:
+        from ..llm.base import ModelInfo
+        model = next((w["model"] for w in info.values() if w.get("model")), None)
+        return lost_item(setup, item, cause, runner.method_classes[item.variant["method"]],
+                         model or ModelInfo(name="unknown"))
+
+    try:
+        while True:
+            for i in sorted(live, key=lambda j: busy[j]):
+                while busy[i] < IN_FLIGHT_PER_WORKER and (got := next_item()) is not None:
+                    inflight[actors[i].run.remote(got[0])] = (i, *got)
+                    busy[i] += 1
+            if not inflight:
+                if not has_work():
+                    break
+                if not probes:
+                    raise RayWorkerError(f"all {n} Ray workers died; the last cause: {last_cause}")
+            timeout = None if inflight else max(1.0, deadline - time.monotonic())
+            done, _ = ray.wait(list(inflight) + list(probes), num_returns=1, timeout=timeout)
+            if not done:
+                raise RayWorkerError(
+                    f"no Ray worker was ready within {start_timeout:g} s: each asks for "
+                    f"{cpus:g} CPU(s) and {gpus:g} GPU(s); free in the cluster: "
+                    f"{ray.available_resources()} (`ray status` shows the nodes)")
+            ref = done[0]
+            if ref in probes:
+                i = probes.pop(ref)
+                try:
+                    w = ray.get(ref)
+                except dies as e:
+                    if type(e).__name__ == "ActorUnavailableError":   # still restarting
+                        time.sleep(0.2)
+                        probes[actors[i].ready.remote()] = i
+                    else:                    # restarts used up: the actor is gone
+                        last_cause = death_cause(e, info.get(i, {}))
+                    continue
+                if w["error"]:
+                    raise RayWorkerError(f"a Ray worker could not start on {w['node']}: "
+                                         f"{w['error']}")
+                info[i] = w
+                live.add(i)
+                continue
+            i, item, tries = inflight.pop(ref)
+            busy[i] -= 1
+            try:
+                r = ray.get(ref)
+            except dies as e:
+                last_cause = death_cause(e, info.get(i, {}))
+                if i in live:                # wait until Ray has restarted it (or given up)
+                    live.discard(i)
+                    probes[actors[i].ready.remote()] = i
+                    deadline = time.monotonic() + start_timeout
+                if tries < retries:
+                    again.append((item, tries + 1))
+                else:
+                    on_result(lost(item, last_cause))
+                continue
+            on_result(r)
+    except BaseException:
+        # keep what finishes while stopping; what does not is run again on resume
+        grace = float(opts.get("stop_grace_s", 10))
+        if inflight:
+            done, _ = ray.wait(list(inflight), num_returns=len(inflight), timeout=grace)
+            for ref in done:
+                try:
+                    keep(ray.get(ref), on_result)
+                except Exception:
+                    continue
+        raise
+    finally:
+        for a in actors:
+            ray.kill(a)
+        if started:
+            ray.shutdown()
