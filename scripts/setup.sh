@@ -26,7 +26,7 @@ pip install -q torch==2.13.0
 # build switches AMX off (AVX-512, VNNI and weight repacking stay on). pip's wheel cache is
 # keyed by version, not by these flags, so the build bypasses it: a wheel built earlier with
 # AMX must never come back. Rebuilt only when missing, of another version, or AMX is on.
-LLAMA_PIN=$(grep -E '^llama-cpp-python==' requirements.txt)
+LLAMA_PIN=$(grep -E '^llama-cpp-python(\[server\])?==' requirements.txt)
 LLAMA_CMAKE_ARGS="-DCMAKE_C_FLAGS=-mno-amx-int8 -DCMAKE_CXX_FLAGS=-mno-amx-int8"
 if ! .venv/bin/python - "$LLAMA_PIN" <<'PY' >/dev/null 2>&1
 import sys
