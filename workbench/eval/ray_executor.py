@@ -46,7 +46,8 @@ class EvalWorker:
     """The actor: one item executor, built once. Construction errors are kept and reported
     by :meth:`ready`, so a missing model or dataset reads as that, not as a dead actor."""
 
-    def __init__(self, setup: WorkerSetup, handed: dict[str, Any]):
+    def __init__(self, args: tuple[WorkerSetup, dict[str, Any]]):
+        setup, handed = args
         self.error: str | None = None
         self.ex: ItemExecutor | None = None
         try:
@@ -140,7 +141,9 @@ def run_ray(runner: "EvalRunner", items: Iterator[Item], on_result: Callable[[It
         num_cpus=cpus, num_gpus=gpus, max_restarts=int(opts.get("max_restarts", 3)),
         max_task_retries=0, runtime_env={"env_vars": worker_env()})
     dies = _death_errors()
-    actors = [Actor.remote(setup, handed) for _ in range(n)]
+    # held until the end: a restarted actor is built again from the same arguments
+    args_ref = ray.put((setup, handed))
+    actors = [Actor.remote(args_ref) for _ in range(n)]
     info: dict[int, dict[str, Any]] = {}          # actor index -> ready() answer
     live: set[int] = set()
     probes: dict[Any, int] = {a.ready.remote(): i for i, a in enumerate(actors)}
