@@ -63,7 +63,7 @@ def main() -> None:
                     help="scripted questions (default 1000; 200 with --executor ray)")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--executor", choices=["local", "ray"], default="local")
-    ap.add_argument("--real-items", type=int, default=16,
+    ap.add_argument("--real-items", type=int, default=8,
                     help="with --executor ray: demo questions run with SmolLM2")
     args = ap.parse_args()
     if args.executor == "ray":
@@ -119,6 +119,37 @@ def main() -> None:
                       "peak_rss_mb": round(peak, 1), "store_mb": round(store_mb, 1)}))
 
 
+class WorkerMemory:
+    """Peak summed RSS of this process's descendants (eval workers and their model
+    processes; Ray's own daemons excluded), sampled every 0.2 s."""
+
+    def __init__(self) -> None:
+        import threading
+        self.peak = 0.0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        import psutil
+        skip = ("gcs_server", "raylet", "ray::DashboardAgent", "ray::RuntimeEnvAgent",
+                "ray::IDLE", "log_monitor", "monitor.py", "dashboard")
+        while not self._stop.wait(0.2):
+            total = 0
+            for p in psutil.Process().children(recursive=True):
+                try:
+                    cmd = " ".join(p.cmdline()[:3])
+                    if not any(s in cmd for s in skip):
+                        total += p.memory_info().rss
+                except psutil.Error:
+                    continue
+            self.peak = max(self.peak, total / 1e6)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._t.join()
+
+
 def reset_peak() -> None:
     """Start a new VmHWM (peak RSS) window for this process (Linux)."""
     with open("/proc/self/clear_refs", "w") as f:
@@ -169,14 +200,20 @@ def ray_main(args) -> None:
         else:
             spec = EvalSpec("demo", ["vanilla"], judge="off", limit=args.real_items,
                             sets={"answer_max_tokens": 16})
-            kw = dict(backend_spec=real_spec)
+            # both executors: one model per worker, the cores shared equally between them
+            ov = {**real_spec["overrides"], "n_threads": max(1, (os.cpu_count() or 1) // workers)}
+            kw = dict(backend_spec={**real_spec, "overrides": ov})
             n = args.real_items
         ray_opts = {"isolate_model": bool(isolate)} if executor == "ray" else None
         r = EvalRunner.new(st, spec, workers=workers, executor=executor, ray=ray_opts, **kw)
         reset_peak()
         stamps: list[float] = []
+        workers_mb = WorkerMemory()
         t0 = time.perf_counter()
-        res = r.run(lambda p: stamps.append(time.perf_counter()))
+        try:
+            res = r.run(lambda p: stamps.append(time.perf_counter()))
+        finally:
+            workers_mb.stop()
         wall = time.perf_counter() - t0
         assert res.n_new == n, res
         # after the first result: without starting workers and loading models
@@ -185,7 +222,7 @@ def ray_main(args) -> None:
                "items_per_s": round(n / wall, 2), "wall_s": round(wall, 2),
                "steady_items_per_s": round(steady, 2) if steady else None,
                "first_result_s": round(stamps[0] - t0, 2),
-               "driver_peak_mb": round(peak_mb(), 1)}
+               "driver_peak_mb": round(peak_mb(), 1), "workers_peak_mb": round(workers_mb.peak, 1)}
         if isolate is not None:
             row["model"] = "isolated" if isolate else "in-process"
         results.append(row)
@@ -193,7 +230,8 @@ def ray_main(args) -> None:
               f"{row.get('model', ''):10s} {n:4d} items in {wall:6.1f} s = "
               f"{row['items_per_s']:7.2f} items/s (after the first result, at "
               f"{row['first_result_s']:.1f} s: {row['steady_items_per_s'] or 0:7.2f}/s); "
-              f"driver peak RSS {row['driver_peak_mb']:.0f} MB", flush=True)
+              f"driver peak RSS {row['driver_peak_mb']:.0f} MB, its workers' "
+              f"{row['workers_peak_mb']:.0f} MB", flush=True)
         return row
 
     from workbench.llm.registry import resolve, sha256_of
@@ -210,14 +248,16 @@ def ray_main(args) -> None:
         return next(r["steady_items_per_s"] or r["items_per_s"] for r in results if r["items"] == kind and
                     r["executor"] == ex and r["workers"] == w and r.get("model") == model)
 
+    cores = os.cpu_count() or 1
     real1, real2 = rate("real", "ray", 1), rate("real", "ray", 2)
+    per_core = rate("real", "ray", min(cores, 4)) / min(cores, 4)
     driver_cap = max(r["steady_items_per_s"] or 0 for r in results
                      if r["items"] == "scripted" and r["executor"] == "ray")
     load_end = os.getloadavg()
     print(f"\nRay instance start {ray_start_s:.1f} s (once). Real items after the first result: "
           f"1 -> 2 Ray workers x{real2 / real1:.2f}, bounded by the {os.cpu_count()} cores all "
           f"workers share.")
-    print(f"Per added machine of C cores: about C x {real1:.2f} items/s more (one 1-core "
+    print(f"Per added machine of C cores: about C x {per_core:.2f} items/s more (one 1-core "
           f"worker per core, each with its own model, nothing shared but the driver), until "
           f"the driver's ceiling of about {driver_cap:.0f} items/s (its scripted-item rate "
           f"with Ray: receiving, scoring and writing each result).")
@@ -229,6 +269,7 @@ def ray_main(args) -> None:
                       "scripted_items": n_q, "real_items": args.real_items,
                       "runs": results,
                       "real_speedup_ray_1_to_2": round(real2 / real1, 3),
+                      "real_items_per_s_per_core": round(per_core, 3),
                       "driver_ceiling_items_per_s": round(driver_cap, 1)}))
 
 

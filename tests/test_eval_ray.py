@@ -4,6 +4,7 @@ cause), and the driver killed and resumed from the CLI with exactly N items."""
 import json
 import os
 import signal
+import socket
 import threading
 import time
 
@@ -207,3 +208,17 @@ def test_cli_driver_killed_then_resume_gives_exactly_n(tmp_path, isolated_home):
     assert st.query("SELECT count(*) AS n FROM runs")[0]["n"] == n
     assert st.query("SELECT status FROM eval_batches")[0]["status"] == "finished"
     assert st.query("SELECT correct FROM eval_items WHERE question_id = 't001'")[0]["correct"]
+
+
+def test_cli_unreachable_cluster_is_one_clear_error(tmp_path, isolated_home):
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps({"rules": [], "default": "x"}))
+    with socket.socket() as s:          # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = _cli(["--dataset", "demo", "--methods", "vanilla", "--limit", "1", "--scripted",
+              str(table), "--judge", "off", "--executor", "ray", "--ray-address",
+              f"127.0.0.1:{port}", "--no-progress"], isolated_home)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2, err
+    assert f"no Ray cluster answers at 127.0.0.1:{port}" in err and "Traceback" not in err

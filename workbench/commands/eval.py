@@ -234,8 +234,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
           f"config(s) × {len(runner.spec.seeds)} seed(s) = {runner.n_planned} items"
           f"{f', {done} already done' if done else ''}", file=sys.stderr)
     bar = _Bar(not args.no_progress)
+    from ..eval.ray_executor import RayWorkerError
     try:
         res = runner.run(bar)
+    except RayWorkerError as e:
+        bar.close()
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except EvalInterrupted as e:
         bar.close()
         print(f"\ninterrupted after {e.done}/{e.total} items; resume with "

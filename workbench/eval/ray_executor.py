@@ -46,8 +46,7 @@ class EvalWorker:
     """The actor: one item executor, built once. Construction errors are kept and reported
     by :meth:`ready`, so a missing model or dataset reads as that, not as a dead actor."""
 
-    def __init__(self, args: tuple[WorkerSetup, dict[str, Any]]):
-        setup, handed = args
+    def __init__(self, setup: WorkerSetup, handed: dict[str, Any]):
         self.error: str | None = None
         self.ex: ItemExecutor | None = None
         try:
@@ -67,11 +66,35 @@ class EvalWorker:
 
 def worker_env() -> dict[str, str]:
     """What the actors see of the driver's environment: set per eval (not per Ray instance),
-    since one driver may run evals for several home folders."""
+    since one driver may run evals for several home folders. Every node imports the
+    workbench from the checkout at the driver's path (and finds the demo world beside it)."""
     env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", ""))
                                         if p)
     return env
+
+
+def _token_auth_like_ray_start(address: str | None) -> None:
+    """`ray start` turns token authentication on when a token exists (~/.ray/auth_token or
+    RAY_AUTH_TOKEN); a driver joining it must as well, and Ray reads the mode at import."""
+    if address and "RAY_AUTH_MODE" not in os.environ and (
+            os.environ.get("RAY_AUTH_TOKEN") or (Path.home() / ".ray" / "auth_token").exists()):
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
+def _reachable(address: str) -> None:
+    """A HOST:PORT nobody listens on is reported at once (Ray itself keeps retrying)."""
+    import socket
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or address.startswith("ray://"):
+        return                     # "auto" and client addresses: Ray resolves them
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except OSError as e:
+        raise RayWorkerError(
+            f"no Ray cluster answers at {address} ({e}). Start one there with `ray start "
+            f"--head --port {port}` (see the README), or leave out --ray-address to start a "
+            f"local Ray instance.") from e
 
 
 def connect(address: str | None, min_cpus: float = 0) -> bool:
@@ -86,8 +109,14 @@ def connect(address: str | None, min_cpus: float = 0) -> bool:
     kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False,
                               logging_level=logging.WARNING)
     if address:
-        # nodes import the driver's own copy of the package, so code never differs
-        ray.init(address=address, runtime_env={"py_modules": [str(ROOT / "workbench")]}, **kw)
+        _reachable(address)
+        try:
+            ray.init(address=address, **kw)
+        except ConnectionError as e:
+            raise RayWorkerError(
+                f"cannot join the Ray cluster at {address!r} ({e}). Start it with `ray start "
+                f"--head` (see the README), or leave out --ray-address to start a local "
+                f"Ray instance.") from e
     else:
         ray.init(num_cpus=max(os.cpu_count() or 1, int(min_cpus + 0.999)),
                  object_store_memory=100 * 1024 * 1024, **kw)
@@ -110,10 +139,15 @@ def actor_backend(runner: "EvalRunner", cpus: float, isolate: bool) -> dict[str,
     return {**spec, "overrides": ov}
 
 
-def death_cause(e: BaseException, worker: dict[str, Any]) -> str:
-    text = str(e)
+def death_cause(e: BaseException, worker: dict[str, Any] | None) -> str:
+    """One line for a dead actor: Ray's exit detail, or the error its constructor raised."""
+    text = str(e).strip()
     m = re.search(r"Worker exit detail: ([^\n]*?)(?:\. |\n|$)", text)
-    detail = m.group(1) if m else text.strip().splitlines()[0] if text.strip() else type(e).__name__
+    errors = re.findall(r"^\w*(?:Error|Exception): .*$", text, re.M)
+    detail = m.group(1) if m else errors[-1] if errors else \
+        text.splitlines()[0] if text else type(e).__name__
+    if worker is None:
+        return f"a Ray worker could not start: {detail}"
     return (f"Ray worker died while running the item (pid {worker.get('pid')} on "
             f"{worker.get('node')}): {detail}")
 
@@ -126,6 +160,7 @@ def _death_errors() -> tuple[type, ...]:
 
 def run_ray(runner: "EvalRunner", items: Iterator[Item], on_result: Callable[[ItemResult], None],
             opts: dict[str, Any]) -> None:
+    _token_auth_like_ray_start(opts.get("address"))
     import ray
     cpus = float(opts.get("cpus") or 1)
     gpus = float(opts.get("gpus") or 0)
@@ -141,9 +176,7 @@ def run_ray(runner: "EvalRunner", items: Iterator[Item], on_result: Callable[[It
         num_cpus=cpus, num_gpus=gpus, max_restarts=int(opts.get("max_restarts", 3)),
         max_task_retries=0, runtime_env={"env_vars": worker_env()})
     dies = _death_errors()
-    # held until the end: a restarted actor is built again from the same arguments
-    args_ref = ray.put((setup, handed))
-    actors = [Actor.remote(args_ref) for _ in range(n)]
+    actors = [Actor.remote(setup, handed) for _ in range(n)]
     info: dict[int, dict[str, Any]] = {}          # actor index -> ready() answer
     live: set[int] = set()
     probes: dict[Any, int] = {a.ready.remote(): i for i, a in enumerate(actors)}
@@ -202,8 +235,8 @@ def run_ray(runner: "EvalRunner", items: Iterator[Item], on_result: Callable[[It
                     if type(e).__name__ == "ActorUnavailableError":   # still restarting
                         time.sleep(0.2)
                         probes[actors[i].ready.remote()] = i
-                    else:                    # restarts used up: the actor is gone
-                        last_cause = death_cause(e, info.get(i, {}))
+                    else:                    # restarts used up, or it never started
+                        last_cause = death_cause(e, None if i not in info else info[i])
                     continue
                 if w["error"]:
                     raise RayWorkerError(f"a Ray worker could not start on {w['node']}: "
