@@ -26,12 +26,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def rss_mb() -> float:
+def _status_mb(key: str) -> float:
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024.0
     return float("nan")
+
+
+def rss_mb() -> float:
+    return _status_mb("VmRSS")
 
 
 class SynthDataset:
@@ -157,11 +161,7 @@ def reset_peak() -> None:
 
 
 def peak_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
+    return _status_mb("VmHWM")
 
 
 def ray_main(args) -> None:

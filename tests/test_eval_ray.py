@@ -17,7 +17,7 @@ from workbench.store import Store
 
 from tests.conftest import FAST_MODEL
 from tests.test_eval_helpers import answer_rules
-from tests.test_eval_runner import _cli, _import_toy
+from tests.test_eval_runner import _cli, _import_toy, assert_resumed_exactly_n
 
 ray = pytest.importorskip("ray")
 
@@ -159,9 +159,6 @@ def test_a_worker_that_cannot_start_names_the_cause(cluster, tmp_path):
 def test_cli_driver_killed_then_resume_gives_exactly_n(tmp_path, isolated_home):
     """The driver (which starts its own local Ray instance) is killed with SIGKILL
     mid-eval; `eval --resume --executor ray` finishes with each item once."""
-    from workbench.methods import all_methods
-    if "vanilla" not in all_methods():
-        pytest.skip("the vanilla baseline has not landed")
     n = 40
     _import_toy(isolated_home, n)
     table = tmp_path / "table.json"
@@ -202,12 +199,7 @@ def test_cli_driver_killed_then_resume_gives_exactly_n(tmp_path, isolated_home):
             pass
     assert p2.returncode == 0, err
     assert f"{before} already done" in err
-    rows = st.query("SELECT count(*) AS n, count(DISTINCT item_key) AS k, "
-                    "count(DISTINCT question_id) AS q FROM eval_items")[0]
-    assert rows == {"n": n, "k": n, "q": n}
-    assert st.query("SELECT count(*) AS n FROM runs")[0]["n"] == n
-    assert st.query("SELECT status FROM eval_batches")[0]["status"] == "finished"
-    assert st.query("SELECT correct FROM eval_items WHERE question_id = 't001'")[0]["correct"]
+    assert_resumed_exactly_n(st, n)
 
 
 def test_cli_unreachable_cluster_is_one_clear_error(tmp_path, isolated_home):

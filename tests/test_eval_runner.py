@@ -266,6 +266,16 @@ def _cli(args, home, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+def assert_resumed_exactly_n(st: Store, n: int) -> None:
+    """Each of the n items and runs stored once, the eval finished, t001 answered right."""
+    rows = st.query("SELECT count(*) AS n, count(DISTINCT item_key) AS k, "
+                    "count(DISTINCT question_id) AS q FROM eval_items")[0]
+    assert rows == {"n": n, "k": n, "q": n}
+    assert st.query("SELECT count(*) AS n FROM runs")[0]["n"] == n
+    assert st.query("SELECT status FROM eval_batches")[0]["status"] == "finished"
+    assert st.query("SELECT correct FROM eval_items WHERE question_id = 't001'")[0]["correct"]
+
+
 def test_cli_killed_midway_resumes_without_duplicates(tmp_path, isolated_home):
     from workbench.methods import all_methods
     if "vanilla" not in all_methods():
@@ -300,13 +310,7 @@ def test_cli_killed_midway_resumes_without_duplicates(tmp_path, isolated_home):
     out, err = p2.communicate(timeout=180)
     assert p2.returncode == 0, err
     assert f"{before} already done" in err
-    rows = st.query("SELECT count(*) AS n, count(DISTINCT item_key) AS k, "
-                    "count(DISTINCT question_id) AS q FROM eval_items")[0]
-    assert rows == {"n": n, "k": n, "q": n}
-    assert st.query("SELECT count(*) AS n FROM runs")[0]["n"] == n
-    assert st.query("SELECT status FROM eval_batches")[0]["status"] == "finished"
-    # q1 answered right
-    assert st.query("SELECT correct FROM eval_items WHERE question_id = 't001'")[0]["correct"]
+    assert_resumed_exactly_n(st, n)
     # export from the CLI
     p3 = _cli(["export", b["eval_id"], "--format", "csv", "--out", str(tmp_path / "x.csv")],
               isolated_home)
