@@ -3380,6 +3380,20 @@ def write_jsonl(name, rows):
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
+# The fixed split: anything a method fits (FRAG's router, PAR-RAG's exemplars, CRP-RAG's
+# tau_ppl) is fitted on "train" and reported on "test". Questions are ordered by shape
+# (type, hops) and a hash of their id, then dealt out 4 train : 1 dev : 5 test per ten, so
+# every shape lands in train and test.
+SPLIT_PATTERN = ["test", "train", "test", "train", "dev", "test", "train", "test", "train", "test"]
+
+
+def assign_splits():
+    order = sorted(QUESTIONS, key=lambda q: (q["type"], q["hops"],
+                                             hashlib.sha256(q["id"].encode()).hexdigest()))
+    for i, q in enumerate(order):
+        q["split"] = SPLIT_PATTERN[i % len(SPLIT_PATTERN)]
+
+
 # One-click starts on Home: one question of each shape, easiest first.
 DEMO_PICKS = ["q001", "q014", "q029", "q048", "q041", "q025", "q053", "q056"]
 
@@ -3389,6 +3403,7 @@ def main():
     index_awards()
     build_passages()
     build_questions()
+    assign_splits()
     check()
     write_jsonl("passages.jsonl", [{"id": p["id"], "title": p["title"], "text": p["text"]} for p in PASSAGES])
     write_jsonl("entities.jsonl", [ENT[k] for k in ENT])
@@ -3396,8 +3411,8 @@ def main():
     for q in QUESTIONS:
         if q["id"] in DEMO_PICKS:
             q["meta"] = {"demo": True}
-    keys = ["id", "question", "answers", "aliases", "hops", "type", "answerable", "topic_entities", "decomposition",
-            "gold_titles", "gold_path", "answer_entities", "note", "meta"]
+    keys = ["id", "question", "answers", "aliases", "hops", "type", "answerable", "split", "topic_entities",
+            "decomposition", "gold_titles", "gold_path", "answer_entities", "note", "meta"]
     write_jsonl("questions.jsonl", [{k: q[k] for k in keys if k in q} for q in QUESTIONS])
     types = defaultdict(int)
     for e in ENT.values():
@@ -3410,6 +3425,10 @@ def main():
     print(f"passages={len(PASSAGES)} entities={len(ENT)} triples={len(TRIPLES)} questions={len(QUESTIONS)}")
     print("entity types:", dict(sorted(types.items())))
     print("question types:", dict(qtypes), "hops:", dict(sorted(hops.items())))
+    splits = defaultdict(int)
+    for q in QUESTIONS:
+        splits[q["split"]] += 1
+    print("splits:", dict(sorted(splits.items())))
 
 
 if __name__ == "__main__":

@@ -31,9 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from ..datasets import load_dataset
     from ..knowledge.kg_build import build_kg
+    ds = load_dataset(args.dataset)
     llm = backend_from_args(args)
-    res = build_kg(args.dataset, llm, limit=args.limit, max_triples=args.max_triples,
+    res = build_kg(ds, llm, limit=args.limit, max_triples=args.max_triples,
                    max_tokens=args.max_tokens, progress=not args.no_progress,
                    restart=args.restart, echo=lambda s: print(s, file=sys.stderr))
     state = "complete" if res.complete else "partial (run again to resume)"

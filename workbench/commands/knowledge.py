@@ -81,6 +81,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(f"imported {m['name']!r} ({m['kind']}): {c['questions']} questions, "
           f"{c['passages']} passages, {c['entities']} entities, {c['triples']} triples "
           f"in {time.perf_counter() - t0:.1f} s")
+    sp = m.get("splits") or {}
+    if sp.get("counts"):
+        how = "from the source" if sp.get("source") != "seeded" else \
+            f"seeded (seed {sp.get('seed')}, the source has no train/dev/test split)"
+        print(f"splits {sp['counts']} {how}")
     if m.get("skipped"):
         print(f"skipped {m['skipped']} malformed record(s); first: "
               + "; ".join(m.get("problems", [])[:3]), file=sys.stderr)
@@ -99,13 +104,15 @@ def cmd_datasets(args: argparse.Namespace) -> int:
         if not args.name:
             raise ValueError("datasets show NAME")
         ds = D.load_dataset(args.name)
+        split_counts = ds.split_counts          # loads the questions (and legacy splits)
         info = dict(ds.manifest)
         info["path"] = str(ds.path)
         if args.json:
             print(json.dumps(info, indent=1, default=str))
             return 0
-        for k in ("name", "kind", "source", "path", "counts", "corpus_hash", "created_iso",
-                  "skipped", "info"):
+        info["split_counts"] = split_counts
+        for k in ("name", "kind", "source", "path", "counts", "split_counts", "splits",
+                  "corpus_hash", "created_iso", "skipped", "info"):
             if info.get(k) not in (None, {}, ""):
                 print(f"{k:12s} {info[k]}")
         for q in ds.questions[:3]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .. import paths
+from . import splits
 from .base import Entity, Passage, Question, Triple
 from .importers import IMPORTERS, KIND_ALIASES, Imported, read_generic
 from .io import ImportProblem, Problems, read_jsonl, write_jsonl
@@ -110,6 +111,7 @@ def _write(name: str, kind: str, src: Path, data: Imported, problems: Problems,
     root = datasets_root()
     tmp = root / f".tmp-{name}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
+    split_info = splits.assign(data.questions)
     try:
         nq = write_jsonl(tmp / "questions.jsonl", (q.to_dict() for q in data.questions))
         npass = write_jsonl(tmp / "passages.jsonl", (p.to_dict() for p in data.passages))
@@ -130,6 +132,7 @@ def _write(name: str, kind: str, src: Path, data: Imported, problems: Problems,
             "counts": counts,
             "corpus_hash": corpus_hash((p.id, p.title, p.text) for p in data.passages)
             if data.passages else None,
+            "splits": split_info,
             "import_s": round(import_s, 3),
             "on_error": problems.on_error, **problems.summary(),
             "info": data.info, "version": MANIFEST_VERSION,
@@ -244,7 +247,22 @@ class Dataset:
                     f = self.path / "questions.jsonl"
                     self._questions = [Question.from_dict(d) for d in read_jsonl(f)] \
                         if f.is_file() else []
+                if any(not q.split for q in self._questions):
+                    # imported before questions had splits: the same seeded rule as import
+                    self.manifest["splits"] = {**splits.assign(self._questions),
+                                               "assigned": "on load"}
             return self._questions
+
+    def split(self, name: str | None) -> list[Question]:
+        """The questions of one split (``train``/``dev``/``test``; None or "all": every one)."""
+        try:
+            return splits.select(self.questions, name)
+        except LookupError as e:
+            raise LookupError(f"dataset {self.name!r}: {e}") from None
+
+    @property
+    def split_counts(self) -> dict[str, int]:
+        return splits.counts(self.questions)
 
     @property
     def passages(self) -> list[Passage]:

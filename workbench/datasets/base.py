@@ -50,6 +50,7 @@ class Question:
     gold_path: list[list[str]] = field(default_factory=list)
     answer_entities: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)   # domain, question_type, query_time...
+    split: str = ""                # train | dev | test (see datasets/splits.py)
 
     @property
     def gold_answers(self) -> list[str]:

@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from ..knowledge.text import chunk_text, html_to_text, html_title
+from . import splits
 from .base import Entity, Passage, Question, Triple
 from .io import BadRecord, ImportProblem, Problems, base_suffix, iter_records
 
@@ -94,6 +95,8 @@ class QuestionSet:
             self.problems.report(self.path, loc, f"duplicate question id {q.id!r}")
             return
         self._ids.add(q.id)
+        if not q.split:
+            q.split = splits.from_name(Path(self.path).name)
         self.questions.append(q)
 
 

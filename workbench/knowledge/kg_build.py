@@ -172,17 +172,14 @@ def build_kg(dataset: Any, llm: Any, *, limit: int | None = None, max_triples: i
              restart: bool = False, echo: Callable[[str], None] | None = None) -> BuildResult:
     """Extract (or resume extracting) the KG of ``dataset``'s first ``limit`` passages.
 
-    ``dataset`` is a dataset name or an object with ``name``, ``passages`` and
-    ``corpus_hash`` (a :class:`~workbench.datasets.Dataset`).
+    ``dataset`` is an object with ``name``, ``passages`` and ``corpus_hash`` (a
+    :class:`~workbench.datasets.Dataset`; the caller loads it, so this module never
+    imports the dataset registry, which imports it back for built KGs).
     """
-    if isinstance(dataset, str):
-        from ..datasets import load_dataset
-        ds = load_dataset(dataset)
-    else:
-        ds = dataset
+    ds = dataset
     passages = list(ds.passages)
     if not passages:
-        raise LookupError(f"dataset {dataset!r} has no passages to build a KG from")
+        raise LookupError(f"dataset {ds.name!r} has no passages to build a KG from")
     total_all = len(passages)
     if limit is not None:
         passages = passages[:max(0, int(limit))]
