@@ -1,7 +1,10 @@
 """Typed knobs: dataclass fields that carry default, description and valid range.
 
 Method configs are dataclasses whose fields are declared with :func:`knob`, so
-the UI and the CLI can render, parse and validate them generically.
+the UI and the CLI can render, parse and validate them generically. A knob also says
+what the method's paper uses (``paper=``), so pages can list "paper" against "this
+default"; a config that derives from :class:`PresetConfig` has named presets (groups of
+knobs, e.g. ``small-model``) that :func:`build` expands, recording the preset's name.
 """
 from __future__ import annotations
 
@@ -13,11 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 
+NOT_IN_PAPER = "not in the paper"
+
+
 def knob(default: Any, description: str, *, min: float | None = None, max: float | None = None,
-         choices: Sequence[Any] | None = None, group: str = "", ablation: bool = False) -> Any:
+         choices: Sequence[Any] | None = None, group: str = "", ablation: bool = False,
+         paper: Any = NOT_IN_PAPER) -> Any:
+    """A config field. ``paper``: the paper's value (or a short phrase saying what the paper
+    does) when it differs from ``default`` or is worth stating; omitted = not in the paper."""
     meta = {"description": description, "min": min, "max": max,
             "choices": list(choices) if choices is not None else None,
-            "group": group, "ablation": ablation}
+            "group": group, "ablation": ablation, "paper": paper}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: json.loads(json.dumps(d)), metadata=meta)
     return field(default=default, metadata=meta)
@@ -34,6 +43,41 @@ class KnobSpec:
     choices: list[Any] | None
     group: str
     ablation: bool
+    paper: Any = NOT_IN_PAPER
+
+    @property
+    def paper_differs(self) -> bool:
+        return self.paper != NOT_IN_PAPER and self.paper != self.default
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named group of knob values, with why it exists (and the figures behind it)."""
+    name: str
+    description: str
+    knobs: dict[str, Any] = field(default_factory=dict)
+
+
+PAPER = "paper"
+
+
+@dataclass
+class PresetConfig:
+    """Base of the configs that have presets; subclasses list them in ``PRESETS``
+    (``"paper"``, the defaults, is always there)."""
+    preset: str = knob(PAPER, "Named group of knobs applied before the explicit ones: paper = "
+                       "the defaults (the paper's settings); see `methods NAME` for the "
+                       "others.", group="preset")
+
+    PRESETS: typing.ClassVar[dict[str, Preset]] = {}
+
+
+def presets_of(cfg_cls: type) -> dict[str, Preset]:
+    """``{"paper": defaults, **cfg_cls.PRESETS}``; empty for a config without presets."""
+    if not any(f.name == "preset" for f in dataclasses.fields(cfg_cls)):
+        return {}
+    return {PAPER: Preset(PAPER, "The paper's settings (the defaults)."),
+            **getattr(cfg_cls, "PRESETS", {})}
 
 
 def _type_name(tp: Any) -> str:
@@ -56,9 +100,13 @@ def knobs(cfg_cls: type) -> list[KnobSpec]:
     for f in dataclasses.fields(cfg_cls):
         m = f.metadata
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        choices = m.get("choices")
+        if f.name == "preset":
+            choices = list(presets_of(cfg_cls)) or None
         out.append(KnobSpec(f.name, _type_name(hints.get(f.name, str)), default,
                             m.get("description", ""), m.get("min"), m.get("max"),
-                            m.get("choices"), m.get("group", ""), m.get("ablation", False)))
+                            choices, m.get("group", ""), m.get("ablation", False),
+                            m.get("paper", NOT_IN_PAPER)))
     return out
 
 
@@ -97,9 +145,19 @@ def coerce(spec: KnobSpec, value: Any) -> Any:
 
 
 def build(cfg_cls: type, overrides: dict[str, Any] | None = None) -> Any:
+    """The config with ``overrides``; a ``preset`` among them is expanded first (explicit
+    overrides win over the preset's values)."""
     specs = {k.name: k for k in knobs(cfg_cls)}
+    overrides = dict(overrides or {})
+    if overrides.get("preset") not in (None, "") and "preset" in specs:
+        name = str(overrides["preset"])
+        got = presets_of(cfg_cls).get(name)
+        if got is None:
+            raise ConfigError(f"no preset {name!r} for this method; presets: "
+                              f"{', '.join(presets_of(cfg_cls))}")
+        overrides = {**got.knobs, **overrides}
     vals: dict[str, Any] = {}
-    for key, raw in (overrides or {}).items():
+    for key, raw in overrides.items():
         if key not in specs:
             raise ConfigError(f"unknown knob {key!r}; known: {', '.join(sorted(specs))}")
         vals[key] = coerce(specs[key], raw)

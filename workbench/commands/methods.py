@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from .. import trace as T
-from ..config import knobs, parse_sets
+from ..config import NOT_IN_PAPER, knobs, parse_sets, presets_of
 from ..methods import all_methods
 from ..runner import execute
 from ..store import Store
@@ -23,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--question-id", help="a dataset question id: its gold answer is scored")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a method knob (repeatable)")
+    p.add_argument("--preset", help="a named group of knobs, e.g. small-model (see `methods "
+                   "NAME`); --set values win over it; recorded in the run's config")
     p.add_argument("--seed", type=int, help="run seed (default: Settings)")
     p.add_argument("--json", action="store_true", help="print the full trace as JSON")
     p.add_argument("--quiet", action="store_true", help="no live progress on stderr")
@@ -54,6 +56,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from ..methods.common import contains_gold
     from ..workspace import build_context
     overrides = parse_sets(args.set)
+    if args.preset:
+        overrides = {"preset": args.preset, **overrides}
     be = backend_from_args(args)
     method, ctx = build_context(args.method, llm=be, dataset=args.dataset, overrides=overrides,
                                 seed=args.seed, question_id=args.question_id)
@@ -115,7 +119,9 @@ def cmd_methods(args: argparse.Namespace) -> int:
             out.append({"name": name, "title": cls.title, "kind": cls.kind, "view": cls.view,
                         "prompt_version": cls.prompt_version, "description": cls.description,
                         "thresholds": {k: list(v) for k, v in cls.thresholds.items()},
-                        "knobs": [vars(k) for k in knobs(cls.Config)]})
+                        "knobs": [vars(k) for k in knobs(cls.Config)],
+                        "presets": {n: {"description": p.description, "knobs": p.knobs}
+                                    for n, p in presets_of(cls.Config).items()}})
         print(json.dumps(out, indent=2, default=str))
         return 0
     for name, cls in ms.items():
@@ -133,6 +139,12 @@ def cmd_methods(args: argparse.Namespace) -> int:
             elif k.min is not None or k.max is not None:
                 rng = f" [{'' if k.min is None else k.min}..{'' if k.max is None else k.max}]"
             tag = " (ablation)" if k.ablation else ""
-            print(f"    {k.name} = {k.default!r} ({k.type}{rng}){tag}: {k.description}")
+            paper = "" if k.paper == NOT_IN_PAPER else \
+                (" [paper: same]" if k.paper == k.default else f" [paper: {k.paper}]")
+            print(f"    {k.name} = {k.default!r} ({k.type}{rng}){tag}{paper}: {k.description}")
+        for pname, pre in presets_of(cls.Config).items():
+            if pre.knobs:
+                sets = ", ".join(f"{k}={v!r}" for k, v in pre.knobs.items())
+                print(f"  preset {pname}: {sets}. {pre.description}")
         print()
     return 0
