@@ -22,7 +22,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("eval_id", nargs="?", help="for export/show: the eval id")
     p.add_argument("--dataset", help="dataset name (default: the Settings dataset)")
     p.add_argument("--methods", help="comma-separated method names")
-    p.add_argument("--limit", type=int, help="first N questions")
+    p.add_argument("--split", help="evaluate one split of the dataset (train, dev or test; "
+                   "default: every question)")
+    p.add_argument("--allow-leakage", action="store_true",
+                   help="score methods on questions their fitted state (a trained router, an "
+                        "exemplar store, a calibrated threshold) saw; refused otherwise, and "
+                        "such rows are marked")
+    p.add_argument("--limit", type=int, help="first N questions (of the split)")
     p.add_argument("--offset", type=int, default=0, help="skip the first N questions")
     p.add_argument("--seed", type=int, action="append",
                    help="run seed; repeat for several seeds (default: the Settings seed)")
@@ -31,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
                    help="sweep a knob over values (cartesian product with other --grid)")
     p.add_argument("--sweep", help="YAML/TOML sweep file (methods, set, grid, variants, seeds)")
-    p.add_argument("--preset", help="a CRAG study preset (see `eval presets`)")
+    p.add_argument("--preset", help="a CRAG study preset (see `eval presets`), or a method "
+                   "preset such as small-model (see `methods NAME`) for every method that has it")
     p.add_argument("--primary", help="metric that decides runs.correct "
                    "(contains, em, f1, rouge_f1, acc_lm, hits1, crag, fever; default by dataset)")
     p.add_argument("--judge", default=None,
@@ -99,10 +106,15 @@ def _spec(args: argparse.Namespace):
                     methods=[m.strip() for m in (args.methods or "").split(",") if m.strip()],
                     limit=args.limit, offset=args.offset,
                     seeds=args.seed or [s.seed], sets=parse_sets(args.set),
-                    grid=_parse_grid(args.grid), label=args.label)
-    if args.preset:
+                    grid=_parse_grid(args.grid), label=args.label, split=args.split,
+                    allow_leakage=args.allow_leakage)
+    if args.preset and args.preset in presets.PRESETS:
         sweep = presets.to_sweep(args.preset, all_methods(), spec.methods or None)
         spec = apply_sweep(spec, sweep)
+    elif args.preset:
+        spec.sets = {**method_preset_sets(args.preset, spec.methods, all_methods()),
+                     **spec.sets}
+        spec.label = spec.label or f"preset {args.preset}"
     if args.sweep:
         spec = apply_sweep(spec, load_sweep(args.sweep))
         if args.dataset:
@@ -116,6 +128,16 @@ def _spec(args: argparse.Namespace):
     if not spec.methods:
         raise ValueError("pass --methods a,b (or a --sweep file / --preset that names them)")
     return spec
+
+
+def method_preset_sets(name: str, methods: list[str], classes: dict[str, type]) -> dict[str, str]:
+    """``{"METHOD.preset": name}`` for each chosen method that has preset ``name``."""
+    from ..config import presets_of
+    have = [m for m in methods if m in classes and name in presets_of(classes[m].Config)]
+    if not have:
+        raise ValueError(f"no preset {name!r}: it is neither a CRAG study preset (`eval "
+                         f"presets`) nor a preset of {', '.join(methods) or 'the methods'}")
+    return {f"{m}.preset": name for m in have}
 
 
 class _Bar:

@@ -32,6 +32,9 @@ class EvalSpec:
     grid: dict[str, list[Any]] = field(default_factory=dict)  # cartesian sweep
     variants: list[dict[str, Any]] = field(default_factory=list)  # [{"label", "set", "methods"}]
     question_ids: list[str] | None = None
+    split: str | None = None            # train | dev | test (None: every question)
+    allow_leakage: bool = False         # score fitted state on questions it saw (marked)
+    leakage: list[dict[str, Any]] = field(default_factory=list)   # what leaked (eval.leakage)
     primary: str | None = None          # metric that sets runs.correct (None: by dataset kind)
     judge: str = "same"                 # "off" | "same" (the methods' model) | model name/path
     crag_mode: str | None = None        # exact_then_llm | normalised | exact_only (None: by judge)
@@ -68,7 +71,7 @@ def load_sweep(path: str) -> dict[str, Any]:
         raise ValueError(f"{path}: a sweep file must hold a mapping, not {type(data).__name__}")
     unknown = set(data) - {"dataset", "methods", "limit", "offset", "seed", "seeds", "set", "grid",
                            "variants", "primary", "judge", "preset", "label", "crag_mode",
-                           "crag_profile", "tau_f1"}
+                           "crag_profile", "tau_f1", "split", "allow_leakage"}
     if unknown:
         raise ValueError(f"{path}: unknown key(s) {sorted(unknown)}")
     for k in ("grid",):
@@ -81,7 +84,7 @@ def load_sweep(path: str) -> dict[str, Any]:
 def apply_sweep(spec: EvalSpec, sweep: dict[str, Any]) -> EvalSpec:
     d = spec.to_dict()
     for k in ("dataset", "limit", "offset", "primary", "judge", "preset", "label", "crag_mode",
-              "crag_profile", "tau_f1"):
+              "crag_profile", "tau_f1", "split", "allow_leakage"):
         if sweep.get(k) is not None:
             d[k] = sweep[k]
     if sweep.get("methods"):

@@ -142,6 +142,8 @@ class EvalRunner:
         self.judge_backend = judge_backend
         self.variants = plan_variants(spec, method_classes)
         self.questions = self._questions()
+        from . import leakage
+        leakage.guard(spec, self.questions, self.variants, method_classes)
 
     # -- construction --
     @classmethod
@@ -175,6 +177,9 @@ class EvalRunner:
                 raise LookupError(f"dataset {self.spec.dataset!r} no longer has question(s) "
                                   f"{missing[:5]}{' ...' if len(missing) > 5 else ''}")
             return [index[i] for i in self.spec.question_ids]
+        if self.spec.split:
+            from ..datasets.splits import select
+            qs = select(qs, self.spec.split)
         qs = qs[self.spec.offset:]
         if self.spec.limit is not None:
             qs = qs[: self.spec.limit]
