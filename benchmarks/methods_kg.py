@@ -23,7 +23,7 @@ from workbench.config import parse_sets  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
-from workbench.methods.frag import hit_at_1  # noqa: E402
+from workbench.methods.common import hit_at_1  # noqa: E402
 from workbench.runner import run_to_end  # noqa: E402
 from workbench.workspace import build_context  # noqa: E402
 

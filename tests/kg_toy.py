@@ -56,3 +56,26 @@ def toy_kg():
 
 def question(qid: str) -> Question:
     return next(q for q in QUESTIONS if q.id == qid)
+
+
+SPLITS = {"t1": "train", "t3": "train", "t2": "test", "t4": "test"}
+
+
+def import_toy_dataset(folder, name: str = "toy"):
+    """The toy KG and questions as an imported dataset (t1, t3 train; t2, t4 test)."""
+    import json
+    from pathlib import Path
+
+    from workbench.datasets import import_dataset
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / "entities.jsonl", "w") as f:
+        for i, n in ENTITIES:
+            f.write(json.dumps({"id": i, "name": n or i, "type": "cvt" if not n else ""}) + "\n")
+    with open(d / "triples.jsonl", "w") as f:
+        for h, r, t in TRIPLES:
+            f.write(json.dumps({"head": h, "relation": r, "tail": t}) + "\n")
+    with open(d / "questions.jsonl", "w") as f:
+        for q in QUESTIONS:
+            f.write(json.dumps({**q.to_dict(), "split": SPLITS[q.id]}) + "\n")
+    return import_dataset("jsonl", d, name)

@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kg_toy import QUESTIONS, question, toy_kg
+from tests.kg_toy import QUESTIONS, import_toy_dataset, question, toy_kg
 from workbench import config as C
 from workbench import trace as T
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods import frag_router
 from workbench.methods.base import RunContext
-from workbench.methods.frag import (Frag, FragConfig, Ranker, bfs_layers, bfs_paths,
-                                    dijkstra_paths, hit_at_1, is_noise_relation, retrieve)
+from workbench.methods.common import hit_at_1
+from workbench.methods.frag import Frag, FragConfig
+from workbench.methods.frag_kg import is_noise_relation
+from workbench.methods.frag_rank import Ranker, rerank
+from workbench.methods.frag_retrieval import bfs_paths, dijkstra_paths, retrieve
 from workbench.runner import run_to_end
 
 
@@ -42,7 +45,7 @@ def test_route_threshold_decides_the_pipeline(kg, monkeypatch):
         e = frag_router.HopEstimate(**{**est.to_dict()})
         e.threshold = ctx.config.route_threshold
         e.label = "complex" if e.p_complex >= e.threshold else "simple"
-        return e
+        return e, None
     monkeypatch.setattr(Frag, "estimate", fake)
     tr, _ = _run(kg, route_threshold=0.5)
     assert _log(tr, "route_selected")[0]["params"]["retrieval"] == "bfs"
@@ -223,21 +226,62 @@ def test_linker_used_without_dataset_entities(kg):
     assert tr.status == "finished" and "evaluated" not in [e["type"] for e in tr.log]
 
 
-def test_feedback_adds_one_call_and_adapts_the_router(kg, monkeypatch, tmp_path):
+def test_feedback_adds_one_call_and_adapts_only_a_copy(kg, monkeypatch, tmp_path):
     monkeypatch.setattr(frag_router, "default_dir", lambda: tmp_path / "router")
-    frag_router.train_router(tmp_path / "router", demo_kg=kg, datasets=[], per_hop=15,
-                             evaluate=False)
+    import_toy_dataset(tmp_path / "src")
+    frag_router.train_router("toy:train", per_hop=15)
+    f = tmp_path / "router" / "toy-train.json"
+    saved = f.read_bytes()
     be = ScriptedBackend()
     be.add("copy the one path", "Glass Harbor -> film.film.directed_by -> Ilse Varga -> "
            "people.person.place_of_birth -> Port Amsel -> location.location.containedby -> "
            "Norvania")
     be.add("", "Norvania")
-    tr, _ = _run(kg, "t3", backend=be, feedback=True, route="complex")
+    opts = dict(estimator="tfidf_lr", router="toy:train", route="auto")
+    plain, _ = _run(kg, "t3", **opts)
+    tr, _ = _run(kg, "t3", backend=be, feedback=True, **opts)
     assert tr.totals()["llm_calls"] == 2
     lab = _log(tr, "feedback_label")[0]
     assert lab["hops"] == 3 and lab["y_fb"] == "complex"
-    assert _log(tr, "classifier_adapted")
-    assert frag_router.load_feedback(tmp_path / "router")[0].hops == 3
+    ad = _log(tr, "classifier_adapted")[0]
+    assert ad["kept"] is False and ad["n_feedback"] == 1
+    # no state leaks: the saved router is untouched, and a later plain run routes as before
+    assert f.read_bytes() == saved
+    after, _ = _run(kg, "t3", **opts)
+    assert after.nodes["router"].attrs["p_complex"] == plain.nodes["router"].attrs["p_complex"]
+    used = _log(after, "artefact_used")[0]
+    assert used["name"] == "toy-train" and used["fitted_on"] == "toy:train"
+    assert used["saw_question"] is True                      # t3 is a toy train question
+    assert _log(_run(kg, "t2", **opts)[0], "artefact_used")[0]["saw_question"] is False
+
+
+def test_rerank_scores_every_path_unless_capped(kg):
+    cfg = C.build(FragConfig, {"ranker": "tfidf", "route": "complex"})
+    res = retrieve(kg, "In which country is Port Amsel?", ["m.film1"], "complex", cfg,
+                   Ranker("tfidf"))
+    assert len(res.paths_unique) > 10
+    assert res.prerank_cut == 0 and len(res.paths_ranked) == len(res.paths_unique)
+    capped = C.build(FragConfig, {"ranker": "tfidf", "route": "complex", "rerank_cap": 5})
+    res2 = retrieve(kg, "In which country is Port Amsel?", ["m.film1"], "complex", capped,
+                    Ranker("tfidf"))
+    assert len(res2.paths_ranked) == 5 and res2.prerank_cut == len(res2.paths_unique) - 5
+    # the small-model preset is the capped variant, recorded by name
+    small = C.build(FragConfig, {"preset": "small-model"})
+    assert (small.preset, small.rerank_cap, small.path_top_u) == ("small-model", 256, 16)
+    assert FragConfig().rerank_cap == 0
+
+
+def test_rerank_orders_by_score_stably():
+    class P:
+        def __init__(self, t):
+            self.text, self.relations, self.score, self.rank = t, ["r"], None, None
+
+    class Fixed:
+        def score(self, q, texts):
+            return [{"a": 1.0, "b": 3.0, "c": 1.0}[t] for t in texts]
+    ranked, cut = rerank("q", [P("a"), P("b"), P("c")], Fixed())
+    assert [p.text for p in ranked] == ["b", "a", "c"] and cut == 0
+    assert [p.rank for p in ranked] == [1, 2, 3]
 
 
 def test_hits_at_1_is_the_lenient_substring_rule():
@@ -250,7 +294,12 @@ def test_config_defaults_are_the_papers():
     cfg = FragConfig()
     assert (cfg.simple_radius, cfg.complex_radius, cfg.ppr_top_n, cfg.ppr_alpha,
             cfg.relation_top_m, cfg.path_top_u, cfg.bfs_depth, cfg.dijkstra_radius,
-            cfg.route_threshold) == (2, 4, 2000, 0.8, 64, 32, 2, 4, 0.5)
+            cfg.route_threshold, cfg.rerank_cap) == (2, 4, 2000, 0.8, 64, 32, 2, 4, 0.5, 0)
+    # every knob whose default departs from a stated paper value says so
+    for k in C.knobs(FragConfig):
+        if k.paper_differs:
+            assert k.name in {"estimator", "router", "direction", "path_cap", "ranker",
+                              "prompt_mode", "temperature"}, k.name
     abl = {k.name for k in C.knobs(FragConfig) if k.ablation}
     assert {"route", "feedback", "direction", "erm_strict"} <= abl
     assert Frag.kind == "kg" and Frag.thresholds["p_complex"] == ("route_threshold", "higher")

@@ -41,7 +41,7 @@ def demo():
 @pytest.fixture(scope="module")
 def router_dir(tmp_path_factory, demo):
     d = tmp_path_factory.mktemp("frag_router")
-    frag_router.train_router(d, demo_kg=demo[1], datasets=["demo"], evaluate=False)
+    frag_router.train_router("demo:train", out_dir=d)
     return d
 
 

@@ -37,7 +37,8 @@ from .. import trace as T
 from ..config import knob
 from ..llm.base import GenParams
 from .base import Method, RunContext
-from .frag import hit_at_1, is_noise_relation, normalize_answer
+from .common import hit_at_1, normalize_answer
+from .frag_kg import is_noise_relation
 
 UNKNOWN_RE = re.compile(r"i don'?t know|i do not know|insufficient information", re.I)
 UNKNOWN_TEXT = "Insufficient information, I don't know"

@@ -156,6 +156,13 @@ def normalize_answer(s: str) -> str:
     return " ".join(s.split())
 
 
+def hit_at_1(prediction: str, golds: Sequence[str]) -> bool:
+    """FRAG's lenient Hits@1 (spec frag.md §5.2): a normalised gold answer is a substring of
+    the normalised prediction (no word boundaries, unlike :func:`contains_gold`)."""
+    p = normalize_answer(prediction)
+    return any(normalize_answer(g) and normalize_answer(g) in p for g in golds)
+
+
 def contains_gold(prediction: str, golds: Sequence[str]) -> bool:
     """The "contains" EM: a normalised gold answer occurs in the normalised prediction."""
     p = f" {normalize_answer(prediction)} "

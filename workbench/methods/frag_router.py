@@ -7,21 +7,23 @@ so this module provides the spec's local substitutes behind one interface:
 * ``tfidf_lr`` (default): TF-IDF word 1-2-grams plus a few structural counts
   (relative-clause markers, nested "X of the Y" chains, comparative/superlative cues,
   capitalised entity spans, token count) and a logistic regression, trained with
-  scikit-learn on questions whose hop counts are known: template questions generated
-  from relation chains of the demo KG (labels from KG shortest paths, as in the paper),
-  the demo world's hand-written questions, and any imported dataset whose questions
-  carry a hop count. Held-out accuracy (5-fold over the hand-written questions, and on
-  them for a model trained without them) is stored with the model.
+  scikit-learn on questions with known hop counts: template questions rendered from
+  relation chains of the training dataset's KG (labels from KG shortest paths, as in the
+  paper) and the questions of ONE named split (``demo:train`` by default). The paper keeps
+  its training questions apart from the test sets; so does this: the router records what
+  it was fitted on, evaluation refuses to score it on those questions, and its report gives
+  the accuracy on the split it saw and on the splits it did not.
 * ``heuristic``: no training: score = #relative-clause markers + #nested-of chains +
   #comparative/superlative cues + (#entity spans - 1); COMPLEX iff score >= 2.
 
-The trained model is saved as plain JSON (vocabulary, idf, weights; no pickle) under
-``paths.sub("models", "frag_router")``; :func:`load_router` trains it on first use when
-it is absent, and ``python -m workbench frag train-router`` retrains it.
+A trained router is saved as plain JSON (vocabulary, idf, weights, its training questions
+and a :class:`~workbench.methods.fitted.FitRecord`; no pickle) under
+``paths.sub("models", "frag_router")/NAME.json``. :func:`load_router` takes an artefact
+name or a ``DATASET:SPLIT`` reference, training the latter on first use. FRAG-F never
+rewrites a saved router: it adapts a copy (:func:`adapted_copy`).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
@@ -30,11 +32,14 @@ import time
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
+
+from . import fitted
+from .frag_kg import is_cvt, kg_min_hops, namer
 
 DELTA = 2                       # SIMPLE iff min hops <= DELTA (spec A1)
-MODEL_FILE = "router.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+DEFAULT_TRAIN = "demo:train"
 
 _REL = re.compile(r"\b(that|which|who|whose|whom|where|when)\b", re.I)
 _OF_CHAIN = re.compile(r"\bof\s+(?:the|a|an|its|his|her|their)?\s*\w+(?:\s+\w+)?\s+of\b", re.I)
@@ -137,7 +142,16 @@ class TfidfLRRouter:
     @property
     def info(self) -> dict[str, Any]:
         return {k: v for k, v in self.model.items()
-                if k not in ("vocabulary", "idf", "coef", "train_data")}
+                if k not in ("vocabulary", "idf", "coef", "train_data", "fitted_on")}
+
+    @property
+    def record(self) -> fitted.FitRecord | None:
+        d = self.model.get("fitted_on")
+        return fitted.FitRecord.from_dict(d) if d else None
+
+    @property
+    def train_data(self) -> list["LabelledQuestion"]:
+        return [LabelledQuestion(t, int(h), src) for t, h, src in self.model.get("train_data", [])]
 
     def _analyze(self, text: str) -> list[str]:
         if self._analyzer is None:
@@ -169,7 +183,7 @@ class TfidfLRRouter:
 class LabelledQuestion:
     text: str
     hops: int
-    source: str                     # e.g. "demo", "template:demo", "hotpotqa"
+    source: str                     # e.g. "demo:train", "template:demo", "feedback"
 
     @property
     def label(self) -> int:
@@ -237,7 +251,8 @@ def template_questions(kg: Any, *, per_hop: int = 60, max_hops: int = 4, seed: i
     a walk whose end is closer than its length gets the shorter, true hop count.
     """
     adj = _undirected_adj(kg)
-    named = [e for e in sorted(adj) if _name(kg, e) and not _is_cvt(kg, e)]
+    name = namer(kg)
+    named = [e for e in sorted(adj) if name(e) != e and not is_cvt(kg, e)]
     rng = random.Random(seed)
     out: list[LabelledQuestion] = []
     seen: set[str] = set()
@@ -259,92 +274,18 @@ def template_questions(kg: Any, *, per_hop: int = 60, max_hops: int = 4, seed: i
                 rels.append((humanise_relation(r), d))
                 path.append(w)
                 v = w
-            if not ok or _is_cvt(kg, v) or not _name(kg, v):
+            if not ok or is_cvt(kg, v) or name(v) == v:
                 continue
             hops = _bfs_dist(adj, s, L).get(v, L)
             if hops < 1:
                 continue
-            text = _render_chain(_name(kg, s), rels, rng)
+            text = _render_chain(name(s), rels, rng)
             if text in seen:
                 continue
             seen.add(text)
             out.append(LabelledQuestion(text, hops, source))
             made += 1
     return out
-
-
-def _name(kg: Any, eid: str) -> str:
-    try:
-        return kg.name(eid) or ""
-    except Exception:
-        return ""
-
-
-def _is_cvt(kg: Any, eid: str) -> bool:
-    try:
-        ent = kg.entity(eid)
-    except Exception:
-        return False
-    if ent is None:
-        return False
-    return bool(getattr(ent, "type", "") == "cvt" or
-                (isinstance(ent, dict) and ent.get("is_cvt")))
-
-
-def dataset_questions(names: Iterable[str]) -> list[LabelledQuestion]:
-    """Questions with a known hop count from the named datasets (missing ones are skipped)."""
-    out = []
-    try:
-        from ..datasets import load_dataset
-    except ImportError:
-        return out
-    for name in names:
-        try:
-            ds = load_dataset(name)
-        except Exception:
-            continue
-        kg = None
-        try:
-            kg = ds.kg() if getattr(ds, "has_kg", False) else None
-        except Exception:
-            kg = None
-        for q in getattr(ds, "questions", []) or []:
-            if not q.question or getattr(q, "answerable", True) is False:
-                continue
-            h = None
-            if kg is not None and q.topic_entities and q.answer_entities:
-                from .frag import kg_min_hops      # the paper's label: KG shortest path
-                h = kg_min_hops(kg, q.topic_entities, q.answer_entities)
-            if h is None:
-                h = q.hops
-            if h and h > 0:
-                out.append(LabelledQuestion(q.question, int(h), name))
-    return out
-
-
-def _available_datasets() -> list[str]:
-    try:
-        from ..datasets import list_datasets
-        return [d["name"] for d in list_datasets() if d.get("name")]
-    except Exception:
-        return ["demo"]
-
-
-def collect_training_data(*, demo_kg: Any = None, datasets: Sequence[str] | None = None,
-                          per_hop: int = 60, seed: int = 0
-                          ) -> tuple[list[LabelledQuestion], list[LabelledQuestion]]:
-    """``(generated + imported questions, demo hand-written questions)``."""
-    if demo_kg is None:
-        try:
-            from ..datasets import load_dataset
-            demo_kg = load_dataset("demo").kg()
-        except Exception:
-            demo_kg = None
-    gen = template_questions(demo_kg, per_hop=per_hop, seed=seed) if demo_kg is not None else []
-    names = list(datasets) if datasets is not None else _available_datasets()
-    demo = dataset_questions([n for n in names if n == "demo"])
-    other = dataset_questions([n for n in names if n != "demo"])
-    return gen + other, demo
 
 
 # --- training ---
@@ -358,8 +299,8 @@ def _fit(train: list[LabelledQuestion], seed: int = 0, C: float = 4.0) -> dict[s
     texts = [normalise_question(x.text) for x in train]
     y = np.array([x.label for x in train])
     if len(set(y.tolist())) < 2:
-        raise ValueError("router training data has a single class; need both simple and "
-                         "complex questions (is the demo KG there?)")
+        raise ValueError("router training data has a single class; it needs both simple and "
+                         "complex questions (a training set with a KG, or hop labels)")
     vec = TfidfVectorizer(ngram_range=(1, 2), lowercase=True, min_df=1, sublinear_tf=False)
     X = vec.fit_transform(texts)
     extra = np.array([[structural_features(t)[n] for n in EXTRA_FEATURES] for t in texts])
@@ -379,130 +320,114 @@ def _fit(train: list[LabelledQuestion], seed: int = 0, C: float = 4.0) -> dict[s
     }
 
 
-def _accuracy(model: dict[str, Any], data: list[LabelledQuestion]) -> float | None:
-    if not data:
-        return None
-    r = TfidfLRRouter({**model, "threshold": 0.5})
-    ok = sum((r.p_complex(x.text)[0] >= 0.5) == bool(x.label) for x in data)
-    return round(ok / len(data), 4)
+def _name_of_ref(ref: str) -> str:
+    """The artefact name of a router trained on ``ref``: ``demo:train`` -> ``demo-train``."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", ref.strip()).strip("-")
 
 
-def heuristic_accuracy(data: list[LabelledQuestion]) -> float | None:
-    if not data:
-        return None
-    h = HeuristicRouter()
-    return round(sum((h.score(x.text)[0] >= h.cutoff) == bool(x.label) for x in data) / len(data), 4)
-
-
-def feedback_file(out_dir: Path | None = None) -> Path:
-    return (out_dir or default_dir()) / "feedback.jsonl"
-
-
-def add_feedback(question: str, hops: int, out_dir: Path | None = None) -> None:
-    """FRAG-F: remember a (question, hop count read from the LLM's chosen path) sample."""
-    f = feedback_file(out_dir)
-    f.parent.mkdir(parents=True, exist_ok=True)
-    with f.open("a") as fh:
-        fh.write(json.dumps({"question": question, "hops": int(hops),
-                             "t": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
-
-
-def load_feedback(out_dir: Path | None = None) -> list[LabelledQuestion]:
-    f = feedback_file(out_dir)
+def labelled_questions(questions: Sequence[Any], kg: Any = None,
+                       source: str = "") -> list[LabelledQuestion]:
+    """Dataset questions with a hop count: the KG shortest path from a topic entity to an
+    answer entity where the KG has both (the paper's label), else the dataset's ``hops``.
+    Unanswerable questions are left out."""
     out = []
-    if f.exists():
-        for line in f.read_text().splitlines():
-            try:
-                d = json.loads(line)
-                out.append(LabelledQuestion(d["question"], int(d["hops"]), "feedback"))
-            except (ValueError, KeyError):
-                continue
+    for q in questions:
+        if not q.question or getattr(q, "answerable", True) is False:
+            continue
+        h = None
+        if kg is not None and q.topic_entities and q.answer_entities:
+            h = kg_min_hops(kg, q.topic_entities, q.answer_entities)
+        h = h or q.hops
+        if h and h > 0:
+            out.append(LabelledQuestion(q.question, int(h), source or "dataset"))
     return out
 
 
-def train_router(out_dir: Path | None = None, *, demo_kg: Any = None,
-                 datasets: Sequence[str] | None = None, per_hop: int = 60, seed: int = 0,
-                 include_demo: bool = True, evaluate: bool = True
-                 ) -> tuple[TfidfLRRouter, dict[str, Any]]:
-    """Train, evaluate and save the TF-IDF + LR router; returns it and its report.
+def accuracy(router: Any, data: Sequence[LabelledQuestion], threshold: float = 0.5
+             ) -> float | None:
+    """Share of ``data`` routed to its label's pipeline (either estimator)."""
+    if not data:
+        return None
+    ok = sum((router.estimate(x.text, threshold).label == "complex") == bool(x.label)
+             for x in data)
+    return round(ok / len(data), 4)
 
-    FRAG-F feedback samples saved beside the model are added to the training data.
-    """
+
+def train_router(ref: str = DEFAULT_TRAIN, *, out_dir: Path | None = None,
+                 name: str | None = None, per_hop: int = 60, seed: int = 0,
+                 templates: bool = True) -> tuple[TfidfLRRouter, dict[str, Any]]:
+    """Train the TF-IDF + LR router on the questions of ``ref`` (``DATASET:SPLIT``) plus
+    template questions from that dataset's KG, save it, and report its routing accuracy on
+    the split it saw (in-sample) and on the dataset's other splits (held out)."""
+    from ..datasets import load_dataset
     t0 = time.perf_counter()
-    base, demo = collect_training_data(demo_kg=demo_kg, datasets=datasets, per_hop=per_hop,
-                                       seed=seed)
-    base = base + load_feedback(out_dir)
-    report: dict[str, Any] = {"n_generated_or_imported": len(base), "n_demo": len(demo)}
-    # held-out: a model that never saw the hand-written questions, tested on them
-    if evaluate and base and len({x.label for x in base}) == 2:
-        m0 = _fit(base, seed)
-        report["heldout_demo_accuracy"] = _accuracy(m0, demo)
-    # 5-fold cross-validation with the hand-written questions in training
-    if evaluate and include_demo and len(demo) >= 10:
-        rng = random.Random(seed)
-        idx = list(range(len(demo)))
-        rng.shuffle(idx)
-        folds = [idx[i::5] for i in range(5)]
-        ok = n = 0
-        for f in folds:
-            test = [demo[i] for i in f]
-            train = base + [demo[i] for i in idx if i not in set(f)]
-            m = _fit(train, seed)
-            a = _accuracy(m, test) or 0.0
-            ok += a * len(test)
-            n += len(test)
-        report["cv5_demo_accuracy"] = round(ok / n, 4) if n else None
-    train = base + (demo if include_demo else [])
+    ds_name, split, qs = fitted.load_questions(ref)
+    ds = load_dataset(ds_name)
+    kg = ds.kg() if ds.has_kg else None
+    gen = template_questions(kg, per_hop=per_hop, seed=seed, source=f"template:{ds_name}") \
+        if (kg is not None and templates) else []
+    own = labelled_questions(qs, kg, f"{ds_name}:{split}")
+    train = gen + own
+    name = name or _name_of_ref(ref)
     model = _fit(train, seed)
-    report["train_accuracy"] = _accuracy(model, train)
-    report["heuristic_demo_accuracy"] = heuristic_accuracy(demo)
-    srcs = Counter(x.source for x in train)
-    labels = Counter("complex" if x.label else "simple" for x in train)
-    data_hash = hashlib.sha256(json.dumps([(x.text, x.hops) for x in train]).encode()).hexdigest()
+    router = TfidfLRRouter(model)
+    report: dict[str, Any] = {"train": ref, "n_templates": len(gen), "n_questions": len(own),
+                              "in_sample_accuracy": accuracy(router, own)}
+    heldout: dict[str, Any] = {}
+    others = set() if split in ("", "all") else {q.split for q in ds.questions} - {split}
+    for other in sorted(others):
+        data = labelled_questions(ds.split(other), kg)
+        heldout[other] = {"n": len(data), "accuracy": accuracy(router, data),
+                          "heuristic_accuracy": accuracy(HeuristicRouter(), data)}
+    report["heldout"] = heldout
+    report["template_accuracy"] = accuracy(router, gen)
+    rec = fitted.record("frag_router", name, ds_name, split, qs,
+                        data=[[x.text, x.hops] for x in train], per_hop=per_hop, seed=seed,
+                        n_templates=len(gen))
     model.update({
-        "train_data": [[x.text, x.hops, x.source] for x in train if x.source != "feedback"],
-        "format": FORMAT_VERSION, "kind": "tfidf_lr", "delta": DELTA, "threshold": 0.5,
-        "extra_features": list(EXTRA_FEATURES), "ngram_range": [1, 2],
+        "train_data": [[x.text, x.hops, x.source] for x in train],
+        "format": FORMAT_VERSION, "kind": "tfidf_lr", "name": name, "delta": DELTA,
+        "threshold": 0.5, "extra_features": list(EXTRA_FEATURES), "ngram_range": [1, 2],
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "n_train": len(train),
-        "sources": dict(srcs), "labels": dict(labels), "data_hash": data_hash[:16],
-        "include_demo": include_demo, "seed": seed, "report": report,
-        "train_seconds": round(time.perf_counter() - t0, 3),
-    })
-    path = (out_dir or default_dir()) / MODEL_FILE
+        "sources": dict(Counter(x.source for x in train)),
+        "labels": dict(Counter("complex" if x.label else "simple" for x in train)),
+        "seed": seed, "report": report, "fitted_on": rec.to_dict(),
+        "train_seconds": round(time.perf_counter() - t0, 3)})
+    path = save(model, out_dir)
+    report.update(path=str(path), name=name, sources=model["sources"], labels=model["labels"],
+                  train_seconds=model["train_seconds"])
+    return _CACHE[str(path)], report
+
+
+def save(model: dict[str, Any], out_dir: Path | None = None) -> Path:
+    path = (out_dir or default_dir()) / f"{model['name']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(model))
     tmp.replace(path)
     _CACHE[str(path)] = TfidfLRRouter(model)
-    report["path"] = str(path)
-    report["sources"] = dict(srcs)
-    report["labels"] = dict(labels)
-    report["train_seconds"] = model["train_seconds"]
-    return TfidfLRRouter(model), report
+    return path
 
 
-def adapt_router(out_dir: Path | None = None, seed: int = 0) -> TfidfLRRouter:
-    """FRAG-F fast adaptation: refit on the saved model's own training questions plus every
-    feedback sample (for TF-IDF + LR, refitting is the cheap equivalent of fine-tuning)."""
-    d = out_dir or default_dir()
-    f = d / MODEL_FILE
-    old = json.loads(f.read_text()) if f.exists() else None
-    if old is None or not old.get("train_data"):
-        return train_router(d, seed=seed, evaluate=False)[0]
-    base = [LabelledQuestion(t, int(h), src) for t, h, src in old["train_data"]]
-    fb = load_feedback(d)
-    model = _fit(base + fb, seed)
-    keep = {k: v for k, v in old.items() if k not in ("vocabulary", "idf", "coef", "intercept",
-                                                       "extra_mean", "extra_scale")}
+def adapted_copy(router: TfidfLRRouter, samples: Sequence[LabelledQuestion], *,
+                 name: str | None = None, record: fitted.FitRecord | None = None,
+                 seed: int = 0) -> TfidfLRRouter:
+    """FRAG-F's fast adaptation, on a copy: refit on the router's own training questions plus
+    the feedback samples (for TF-IDF + LR, refitting is the cheap equivalent of the paper's
+    3-epoch fine-tune). The original router and its file are untouched."""
+    model = _fit(router.train_data + list(samples), seed)
+    keep = {k: v for k, v in router.model.items()
+            if k not in ("vocabulary", "idf", "coef", "intercept", "extra_mean", "extra_scale")}
     model.update(keep)
-    model.update({"n_feedback": len(fb), "adapted_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                  "n_train": len(base) + len(fb)})
-    tmp = f.with_suffix(".tmp")
-    tmp.write_text(json.dumps(model))
-    tmp.replace(f)
-    r = TfidfLRRouter(model)
-    _CACHE[str(f)] = r
-    return r
+    model.update({"name": name or f"{router.model.get('name', 'router')}+feedback",
+                  "base": router.model.get("name"), "n_feedback": len(samples),
+                  "feedback": [[x.text, x.hops] for x in samples],
+                  "adapted_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                  "train_data": [[x.text, x.hops, x.source] for x in
+                                 router.train_data + list(samples)]})
+    if record is not None:
+        model["fitted_on"] = record.to_dict()
+    return TfidfLRRouter(model)
 
 
 def default_dir() -> Path:
@@ -513,9 +438,13 @@ def default_dir() -> Path:
 _CACHE: dict[str, TfidfLRRouter] = {}
 
 
-def load_router(path: Path | None = None, *, auto_train: bool = True) -> TfidfLRRouter | None:
-    """The saved router (trained now if absent and ``auto_train``); None if impossible."""
-    f = (path or default_dir()) / MODEL_FILE
+def load_router(name: str = DEFAULT_TRAIN, *, out_dir: Path | None = None,
+                auto_train: bool = True) -> TfidfLRRouter | None:
+    """The saved router called ``name`` (``demo-train``, or a FRAG-F artefact), or the one
+    trained on the question set ``name`` (``demo:train``; trained now if absent and
+    ``auto_train``). None when it cannot be had."""
+    d = out_dir or default_dir()
+    f = d / f"{_name_of_ref(name)}.json"
     key = str(f)
     if key in _CACHE and f.exists():
         return _CACHE[key]
@@ -526,14 +455,13 @@ def load_router(path: Path | None = None, *, auto_train: bool = True) -> TfidfLR
                 _CACHE[key] = TfidfLRRouter(model)
                 return _CACHE[key]
         except (ValueError, KeyError):
-            pass            # damaged file: retrain below
-    if not auto_train:
+            pass            # damaged or older file: retrain below
+    if not auto_train or ":" not in name:
         return None
     try:
-        r, _ = train_router(f.parent, evaluate=False)   # `frag train-router` reports accuracy
+        r, _ = train_router(name, out_dir=d)
     except (ValueError, LookupError):
         return None
-    _CACHE[key] = r
     return r
 
 
