@@ -85,6 +85,7 @@ def make_backend(plan, evals: dict[str, tuple[str, float]], default_eval=("Answe
                                                          last_user(p)).group(1))
     be.add(P.ABSTRACT_TAG, {"final_answer": "Studio Ghibli", "details": "paths agree"})
     be.add(P.PATH_TAG, "Studio Ghibli")
+    be.add(P.NOISE_TAG, lambda p: "Noise about " + last_user(p).split("Task: ", 1)[1])
     return be
 
 
@@ -198,10 +199,24 @@ def test_insufficient_shared_node_prunes_all_paths_and_refuses():
 
 def test_unknown_answer_is_insufficient_only_in_ppl_unknown_mode():
     evals = {A: ("UNKNOWN", -0.01)}
-    tr = run(make_backend(DIAMOND, evals))
+    tr = run(make_backend(DIAMOND, evals), {"sufficiency_mode": "ppl+unknown"})
     assert next(n for n in tr.nodes.values() if n.text == A).state == "insufficient"
-    tr2 = run(make_backend(DIAMOND, evals), {"sufficiency_mode": "ppl"})
+    tr2 = run(make_backend(DIAMOND, evals))                     # the paper: perplexity only
     assert next(n for n in tr2.nodes.values() if n.text == A).state == "sufficient"
+
+
+def test_paper_evaluation_prompt_has_no_sentinel_and_no_demo():
+    be = make_backend(DIAMOND, {})
+    run(be)
+    ev = [c["prompt"] for c in be.calls if P.EVAL_TAG in c["prompt"]]
+    assert ev and not any(P.UNKNOWN in p for p in ev)
+    assert not any("Alfred Hitchcock" in p for p in ev)          # no demonstration
+    be2 = make_backend(DIAMOND, {})
+    run(be2, {"preset": "small-model"})
+    ev2 = [c["prompt"] for c in be2.calls if P.EVAL_TAG in c["prompt"]]
+    assert all(P.UNKNOWN in p and "Alfred Hitchcock" in p for p in ev2)
+    agg = [c["prompt"] for c in be2.calls if P.AGG_TAG in c["prompt"]]
+    assert agg and all("one to three short sentences" in p for p in agg)
 
 
 def test_events_follow_the_spec_order():
@@ -305,6 +320,111 @@ def test_noise_injection_replaces_knowledge_and_is_visible():
     assert len(hit) == 2        # 50 % of the 3 non-root nodes, rounded
     ev = [e for e in tr.log if e["type"] == "noise_injected"]
     assert len(ev) == 2 and all(e["data"]["mode"] == "knowledge" for e in ev)
+    # the paper's distractors: written by the model for an unrelated task, one call each
+    noise_calls = [c for c in tr.llm_calls.values() if c["purpose"] == "noise"]
+    assert len(noise_calls) == 2 and {c["node_id"] for c in noise_calls} == {n.id for n in hit}
+    assert all(e["data"]["noise"].startswith("Noise about ") and e["data"]["task"] in
+               P.NOISE_TASKS for e in ev)
     evals = [c for c in tr.llm_calls.values() if c["purpose"] == "evaluate"
              and c["node_id"] == hit[0].id]
     assert hit[0].attrs["knowledge"] in evals[0]["prompt"]
+    assert "noise" in tr.summary["by_phase"]
+    fixed = run(make_backend(DIAMOND, {}), {"noise_mode": "nodes", "noise_pct": 50,
+                                           "noise_source": "fixed"})
+    assert not [c for c in fixed.llm_calls.values() if c["purpose"] == "noise"]
+    assert sum(1 for n in fixed.nodes.values() if n.attrs.get("noise")) == 2
+
+
+# --- Eqs. 11-12, path ranking, known conditions, structure variants ---------------------
+
+CHAIN = {"none": [{"step": "Find the film.", "is_final": False}],
+         "Find the film.": [{"step": "Find its studio.", "is_final": False}],
+         "Find its studio.": [{"step": "Name the studio's founder.", "is_final": True}]}
+
+
+def test_condition_accumulates_along_a_path():
+    """Eq. 11: result_n = LLM(condition_n, step_n, k_n); Eq. 12: condition_{n+1} =
+    concate(condition_n, result_n): every step sees all earlier steps with their results."""
+    be = make_backend(CHAIN, {})
+    tr = run(be, {"samples_per_sink": 1})
+    steps = [c for c in be.calls if P.STEP_TAG in c["prompt"] and "Current step" in
+             c["prompt"].rsplit("<user>", 1)[-1]]
+    users = [last_user(c["prompt"]) for c in steps]
+    assert len(users) == 3
+    assert "Known so far:\nnothing yet" in users[0] and "Current step: Find the film." in users[0]
+    assert "1. Find the film. -> Result of Find the film." in users[1]
+    assert "Current step: Find its studio." in users[1]
+    assert ("1. Find the film. -> Result of Find the film.\n"
+            "2. Find its studio. -> Result of Find its studio.") in users[2]
+    ev = [e["data"] for e in tr.log if e["type"] == "step_reasoned"]
+    assert [e["condition"].count("->") for e in ev] == [0, 1, 2]
+    assert tr.answer["text"].startswith("Result of Name the studio")
+
+
+def test_paths_ranked_by_max_node_perplexity():
+    evals = {A: ("Spirited Away", -0.3), B: ("2001 films", -0.1)}
+    tr = run(make_backend(DIAMOND, evals), {"max_answer_paths": 1, "tau_ppl": 50.0})
+    a = next(n.id for n in tr.nodes.values() if n.text == A)
+    b = next(n.id for n in tr.nodes.values() if n.text == B)
+    sel = [p for p in tr.paths.values() if p["state"] == "selected"]
+    unused = [p for p in tr.paths.values() if p["state"] == "unused"]
+    assert len(sel) == 1 and b in sel[0]["nodes"]           # max PPL e^0.1 < e^0.3
+    assert len(unused) == 1 and a in unused[0]["nodes"]
+    assert sel[0]["info"]["max_ppl"] < unused[0]["info"]["max_ppl"]
+    assert sel[0]["info"]["max_ppl"] == pytest.approx(math.exp(0.1), abs=1e-3)
+
+
+def test_known_conditions_are_the_ancestors_without_the_root():
+    plan = {"none": [{"step": A, "is_final": False}, {"step": B, "is_final": False}],
+            A: [{"step": "Find the studio of that film.", "is_final": False}],
+            B: [{"step": "Find the studio that produced that film.", "is_final": False}],
+            "Find the studio of the film (merged).": [
+                {"step": "Name the founder of that studio.", "is_final": True}]}
+    be = make_backend(plan, {})
+    combine = next(r for r in be.rules if r.match == P.COMBINE_TAG)
+    combine.text = lambda p: json.dumps(
+        {"step": "Name the founder of that studio.", "is_final": True} if "founder" in p else
+        {"step": "Find the studio of the film (merged).", "is_final": False})
+    tr = run(be)
+    merged = next(n for n in tr.nodes.values() if n.attrs.get("merged"))
+    assert len(merged.parents) == 2
+    gen = [last_user(c["prompt"]) for c in be.calls if P.GEN_TAG in c["prompt"]
+           and "Steps done:\n1." in last_user(c["prompt"])]
+    mine = [u for u in gen if "(merged)" in u]
+    assert mine, gen
+    done = mine[0].split("Steps done:\n", 1)[1].split("\nNext step?", 1)[0].splitlines()
+    # both parents (creation order), then the node itself; the question is not a step
+    assert done == [f"1. {A}", f"2. {B}", "3. Find the studio of the film (merged)."]
+    assert not any(Q in line for line in done)
+
+
+def test_structure_variants_tree_and_chain():
+    tree = run(make_backend(DIAMOND, {}), {"structure": "tree"})
+    assert not [c for c in tree.llm_calls.values() if c["purpose"] == "combine"]
+    assert all(len(n.parents) <= 1 for n in tree.nodes.values() if n.kind != "answer")
+    assert len([n for n in tree.nodes.values() if n.kind == "final"]) == 4   # 2 samples x 2
+    chain_be = make_backend(DIAMOND, {})
+    chain = run(chain_be, {"structure": "chain"})
+    props = [c for c in chain.llm_calls.values() if c["purpose"] == "propose"]
+    root = chain.roots()[0]
+    per_node: dict[str, int] = {}
+    for c in props:
+        per_node[c["node_id"]] = per_node.get(c["node_id"], 0) + 1
+    assert per_node.pop(root) == 2                    # the root still branches
+    assert per_node and all(v == 1 for v in per_node.values())   # one proposal per sink
+    assert not [c for c in chain.llm_calls.values() if c["purpose"] == "combine"]
+    assert all(len(n.parents) <= 1 for n in chain.nodes.values() if n.kind != "answer")
+
+
+def test_shipped_tau_is_a_fitted_state_recorded_by_the_run():
+    from workbench.methods.crp_rag import TAU_CALIBRATION, CrpRag, CrpRagConfig
+    recs = CrpRag.fitted_state(CrpRagConfig())
+    assert len(recs) == 1 and recs[0].fitted_on == TAU_CALIBRATION["ppl"].ref
+    assert recs[0].kind == "crp_tau_ppl" and recs[0].question_ids
+    assert CrpRag.fitted_state(cfgmod.build(CrpRagConfig, {"tau_ppl": 3.0})) == []
+    assert CrpRag.fitted_state(cfgmod.build(CrpRagConfig, {"no_evaluation": True})) == []
+    small = CrpRag.fitted_state(cfgmod.build(CrpRagConfig, {"preset": "small-model"}))
+    assert small and small[0].extra["mode"] == "ppl+unknown"
+    tr = run(make_backend(DIAMOND, {}))
+    used = [e["data"] for e in tr.log if e["type"] == "artefact_used"]
+    assert used and used[0]["kind"] == "crp_tau_ppl"

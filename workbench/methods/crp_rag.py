@@ -25,12 +25,14 @@ from typing import Any, Iterator
 import numpy as np
 
 from .. import trace as T
-from ..config import knob
+from ..config import Preset, PresetConfig, knob
 from . import common as C
+from . import fitted
 from .base import Method, RunContext
 from .prompts import crp_rag as P
 
-# Unrelated text for the noise-injection probe (spec §5.7).
+# Fixed unrelated text for the noise probe's noise_source=fixed (the paper has the LLM write
+# distractors for unrelated tasks, noise_source=llm).
 NOISE_STEPS = ["Find the boiling point of water at sea level.",
                "List the ingredients of a pancake batter.",
                "Find the height of the tallest mountain in Africa.",
@@ -40,25 +42,52 @@ NOISE_KNOWLEDGE = ["Pancake batter is made from flour, eggs, milk and a pinch of
                    "Kilimanjaro in Tanzania rises to 5,895 metres.",
                    "Spiders have eight legs and most of them spin silk."]
 
+
+@dataclass(frozen=True)
+class TauCalibration:
+    """A shipped tau_ppl: fitted with benchmarks/crp_tau_calibration.py on ``ref``'s
+    sub-question nodes, for one sufficiency mode and model."""
+    mode: str
+    tau: float
+    model: str
+    ref: str
+    figures: str
+
+
+# Calibrated on the demo train split only (the test split stays unseen); see the knob.
+TAU_CALIBRATION = {
+    "ppl": TauCalibration("ppl", 1.42, "smollm2-135m", "demo:train", "pending"),
+    "ppl+unknown": TauCalibration("ppl+unknown", 1.42, "smollm2-135m", "demo:train",
+                                  "pending"),
+}
+
 _CLOSE_WORDS = {"", "none", "done", "no further step", "no further steps", "no next step",
                 "stop", "finish", "finished", "n/a"}
 
 
+def _tau_help(mode: str) -> str:
+    c = TAU_CALIBRATION[mode]
+    return (f"{c.tau} for {mode} is calibrated for {c.model} on the sub-question nodes of "
+            f"{c.ref} only: {c.figures}")
+
+
 @dataclass
-class CrpRagConfig:
+class CrpRagConfig(PresetConfig):
     # -- graph construction (GC) --
     samples_per_sink: int = knob(2, "Sampled proposals per open sink and iteration "
-                                 "(spec §7 gap 5).", min=1, max=4, group="graph construction")
+                                 "(spec §7 gap 5).", min=1, max=4, group="graph construction",
+                                 paper="not reported (the examples branch at most 2 ways)")
     gen_temperature: float = knob(0.8, "Sampling temperature of new-node generation (GC is "
-                                  "never greedy).", min=0.05, max=2.0, group="graph construction")
+                                  "never greedy).", min=0.05, max=2.0, group="graph construction",
+                                  paper="sampling; temperature not reported")
     gen_top_p: float = knob(0.95, "Top-p of new-node generation.", min=0.05, max=1.0,
-                            group="graph construction")
+                            group="graph construction", paper="not reported")
     tau_combine: float = knob(
         0.90, "Merge threshold on the cosine of two proposals of one iteration (sim > tau "
         "merges). The spec suggests 0.85 for BGE-v1.5; measured here with all-MiniLM-L6-v2, "
         "paraphrased steps score 0.75-0.93 but different steps about the same film also score "
         "0.81-0.91, so 0.90 merges only near-duplicates. Recalibrate for another embedder.",
-        min=0.0, max=1.0, group="graph construction")
+        min=0.0, max=1.0, group="graph construction", paper="not reported (BGE-large-en)")
     max_iterations: int = knob(4, "Depth cap: open sinks at this depth become forced finals.",
                                min=1, max=8, group="graph construction")
     max_new_per_iter: int = knob(4, "Width cap: new nodes kept per iteration (rest: capped).",
@@ -68,60 +97,91 @@ class CrpRagConfig:
     structure: str = knob("graph", "Reasoning structure (spec §5.6): graph = with merging; tree "
                           "= no merging; chain = one proposal per non-root sink, no merging.",
                           choices=["graph", "tree", "chain"], group="graph construction",
-                          ablation=True)
+                          ablation=True, paper="graph")
     gen_max_tokens: int = knob(64, "Token budget of one proposal (JSON).", min=16, max=256,
                                group="graph construction")
     # -- knowledge retrieval and aggregation (KRA) --
     retriever: str = knob("dense", "Retriever for node knowledge (the paper: dense, Eq. 7). "
                           "default = the Settings choice.",
-                          choices=["default", "dense", "bm25", "hybrid"], group="knowledge")
-    top_k: int = knob(5, "Passages retrieved per node.", min=1, max=20, group="knowledge")
+                          choices=["default", "dense", "bm25", "hybrid"], group="knowledge",
+                          paper="dense (BGE-large-en)")
+    top_k: int = knob(5, "Passages retrieved per node.", min=1, max=20, group="knowledge",
+                      paper=5)
     query_with_question: bool = knob(False, "Prepend the question to each node's retrieval "
                                      "query (the paper uses the node text alone).",
-                                     group="knowledge")
-    passage_chars: int = knob(320, "Characters kept per passage in prompts.", min=50, max=4000,
-                              group="knowledge")
-    summary_max_tokens: int = knob(80, "Token budget of a knowledge summary.", min=8, max=512,
-                                   group="knowledge")
+                                     group="knowledge", paper=False)
+    integration_prompt: str = knob(
+        "paper", "P_integration: paper = organise the topic's knowledge, bullet what only some "
+        "passages say, settle conflicts by plausibility and drop them all when none is "
+        "plausible; short = one to three sentences (small-model preset).",
+        choices=["paper", "short"], group="knowledge", paper="paper")
+    passage_chars: int = knob(0, "Characters kept per passage in prompts (0 = whole "
+                              "passages).", min=0, max=4000, group="knowledge",
+                              paper="whole passages")
+    summary_max_tokens: int = knob(256, "Token budget of a knowledge summary.", min=8, max=1024,
+                                   group="knowledge", paper="not reported")
     no_aggregation: bool = knob(False, "Ablation: knowledge = the concatenated passages, no "
-                                "summary call.", group="knowledge", ablation=True)
+                                "summary call.", group="knowledge", ablation=True, paper=False)
     # -- answer generation (AG) --
     tau_ppl: float = knob(
-        1.42, "Sufficiency threshold: a node is sufficient iff the perplexity of its evaluation "
-        "answer is below tau_ppl. The spec's 2.5 is for 1-8B models. Calibrated for the default "
-        "SmolLM2-135M with benchmarks/crp_tau_calibration.py on all 112 demo sub-question "
-        "nodes (224 evaluations, own vs another node's knowledge): supported median PPL 1.28, "
-        "unsupported 1.58; balanced accuracy about 0.65 at 1.4, 0.68 at the best 1.29 (which "
-        "refuses more) and 0.52 at 2.5. Recalibrate for another model.", min=1.0, max=1000.0,
-        group="evaluation")
+        TAU_CALIBRATION["ppl"].tau,
+        "Sufficiency threshold: a node is sufficient iff the perplexity of its evaluation "
+        "answer is below tau_ppl. " + _tau_help("ppl") + " (The small-model preset's "
+        + _tau_help("ppl+unknown") + ") Evaluation refuses to score a shipped tau on the "
+        "questions it was calibrated on; recalibrate for another model with "
+        "benchmarks/crp_tau_calibration.py --split train.", min=1.0, max=1000.0,
+        group="evaluation", paper="not reported (the examples imply 6.41 < tau <= 874.3)")
     sufficiency_mode: str = knob(
-        "ppl+unknown", "ppl = the paper (perplexity only); ppl+unknown = also insufficient when "
-        "the evaluation answer is UNKNOWN/an apology or the summary is an apology (spec §7 "
-        "gap 3, labelled deviation).", choices=["ppl", "ppl+unknown"], group="evaluation")
+        "ppl", "ppl = the paper (perplexity only); ppl+unknown = the evaluation prompt also "
+        "asks for UNKNOWN when the knowledge lacks the answer, and an UNKNOWN/apology answer "
+        "or an apology summary is insufficient (spec §7 gap 3, a deviation: it changes what "
+        "the perplexity measures).", choices=["ppl", "ppl+unknown"], group="evaluation",
+        paper="ppl")
+    eval_shots: int = knob(0, "Demonstrations in the evaluation prompt (the paper has none; "
+                           "one keeps a 135M model's answer to a few words).", min=0, max=1,
+                           group="evaluation", paper=0)
     eval_max_tokens: int = knob(32, "Token budget of an evaluation answer.", min=4, max=256,
                                 group="evaluation")
     root_probe: bool = knob(False, "Paper-suggested extension (§5.12): retrieve for and evaluate "
                             "the root first; if sufficient, answer without building a graph.",
-                            group="evaluation")
+                            group="evaluation", paper=False)
     no_evaluation: bool = knob(False, "Ablation: no sufficiency evaluation; reason along the "
                                "shortest and the longest path.", group="evaluation",
-                               ablation=True)
+                               ablation=True, paper=False)
     noise_mode: str = knob("none", "Robustness probe (spec §5.7): replace noise_pct % of the "
                            "non-root nodes (after GC) or their knowledge (after KRA) with "
                            "unrelated text, and watch pruning and refusal.",
                            choices=["none", "nodes", "knowledge"], group="evaluation")
     noise_pct: int = knob(0, "Share of non-root nodes hit by noise_mode (0-50 %).", min=0,
                           max=50, group="evaluation")
+    noise_source: str = knob("llm", "Where the noise comes from: llm = the model writes a step "
+                             "or facts for an unrelated task (the paper; one call per hit "
+                             "node), fixed = built-in unrelated sentences (no calls).",
+                             choices=["llm", "fixed"], group="evaluation", paper="llm")
     max_paths_enumerated: int = knob(64, "Cap on enumerated root-to-sink paths.", min=1,
                                      max=1024, group="paths")
     max_answer_paths: int = knob(3, "Valid paths reasoned along (best by max node PPL, then "
-                                 "length); the rest are 'unused'.", min=1, max=16, group="paths")
+                                 "length); the rest are 'unused'.", min=1, max=16, group="paths",
+                                 paper="all valid paths (not capped)")
     no_iterative_reasoning: bool = knob(False, "Ablation: one call per path with all steps and "
-                                        "their knowledge.", group="paths", ablation=True)
+                                        "their knowledge.", group="paths", ablation=True,
+                                        paper=False)
     step_max_tokens: int = knob(40, "Token budget of one step result.", min=8, max=256,
                                 group="paths")
     answer_max_tokens: int = knob(64, "Token budget of answer integration (JSON).", min=16,
                                   max=512, group="paths")
+
+    PRESETS = {
+        "small-model": Preset(
+            "small-model",
+            "What suited SmolLM2-135M on the demo world: the UNKNOWN sentinel in the "
+            "evaluation prompt with one demo (ppl+unknown), a one-to-three-sentence "
+            "knowledge summary of 320-character passages, and tau_ppl calibrated for that "
+            "prompt on demo:train. Figures: pending.",
+            {"sufficiency_mode": "ppl+unknown", "eval_shots": 1,
+             "tau_ppl": TAU_CALIBRATION["ppl+unknown"].tau, "integration_prompt": "short",
+             "passage_chars": 320, "summary_max_tokens": 80}),
+    }
 
 
 @dataclass
@@ -200,6 +260,18 @@ class CrpRag(Method):
                    "survives, and reasons along the surviving paths.")
     thresholds = {"perplexity": ("tau_ppl", "lower")}
 
+    @classmethod
+    def fitted_state(cls, cfg: CrpRagConfig) -> list[fitted.FitRecord]:
+        """A shipped tau_ppl is fitted on its calibration split; a tau the user chose, or no
+        evaluation at all, fits nothing."""
+        cal = TAU_CALIBRATION.get(cfg.sufficiency_mode)
+        if cal is None or cfg.no_evaluation or abs(cfg.tau_ppl - cal.tau) > 1e-9:
+            return []
+        name, split, qs = fitted.load_questions(cal.ref)
+        return [fitted.record("crp_tau_ppl", f"tau_ppl={cal.tau} ({cal.mode}, {cal.model})",
+                              name, split, qs, data=[cal.tau, cal.mode, cal.model],
+                              model=cal.model, mode=cal.mode)]
+
     # ------------------------------------------------------------------ run
     def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
         cfg: CrpRagConfig = ctx.config
@@ -211,6 +283,8 @@ class CrpRag(Method):
         yield ctx.set_phase("gc")
         yield T.node_added(root_id, "question", question, layer=0, state="created",
                            is_source=True, is_final=False, iteration=0)
+        for rec in self.fitted_state(cfg):
+            yield rec.event(root_id, ctx.gold, ctx.dataset)
 
         if cfg.root_probe:
             done = yield from self._root_probe(ctx, question, nodes[root_id])
@@ -433,7 +507,8 @@ class CrpRag(Method):
         else:
             calls: list[T.Event] = []
             comp = yield from C.tap(ctx.generate(
-                "aggregate", P.aggregate(v.content, passages), C.greedy(cfg.summary_max_tokens),
+                "aggregate", P.aggregate(v.content, passages, cfg.integration_prompt),
+                C.greedy(cfg.summary_max_tokens),
                 node_id=v.id, prompt_version=self.pv), calls)
             knowledge = " ".join(comp.text.split()) or "(empty summary)"
             call_id = calls[-1].llm_call_id if calls else None
@@ -449,7 +524,7 @@ class CrpRag(Method):
         sentinel = cfg.sufficiency_mode == "ppl+unknown"
         calls: list[T.Event] = []
         comp = yield from C.tap(ctx.generate(
-            "evaluate", P.evaluate(v.content, v.knowledge, sentinel),
+            "evaluate", P.evaluate(v.content, v.knowledge, sentinel, cfg.eval_shots),
             C.greedy(cfg.eval_max_tokens), node_id=v.id, prompt_version=self.pv), calls)
         ans = comp.text.strip()
         sc = C.score_dict(comp)
@@ -628,20 +703,31 @@ class CrpRag(Method):
         n_hit = round(len(order) * cfg.noise_pct / 100.0)
         if not n_hit:
             return
-        rnd = random.Random(C.derive_seed(ctx.seed, "crp-noise", mode, len(order)))
+        seed = C.derive_seed(ctx.seed, "crp-noise", mode, len(order))
+        rnd = random.Random(seed)
         hit = sorted(rnd.sample(order, n_hit), key=self._id_key)
+        fixed = NOISE_STEPS if mode == "nodes" else NOISE_KNOWLEDGE
+        yield ctx.set_phase("noise")
         for i, nid in enumerate(hit):
             v = nodes[nid]
+            task = None
+            if cfg.noise_source == "llm":
+                task = P.NOISE_TASKS[(seed + i) % len(P.NOISE_TASKS)]
+                comp = yield from ctx.generate(
+                    "noise", P.noise(mode, task),
+                    C.greedy(cfg.gen_max_tokens if mode == "nodes" else cfg.summary_max_tokens),
+                    node_id=nid, prompt_version=self.pv)
+                noise = " ".join(comp.text.split()) or fixed[i % len(fixed)]
+            else:
+                noise = fixed[i % len(fixed)]
+            original = v.content if mode == "nodes" else v.knowledge
+            yield T.custom("noise_injected", nid, mode=mode, original=original, noise=noise,
+                           source=cfg.noise_source, task=task)
             if mode == "nodes":
-                noise = NOISE_STEPS[i % len(NOISE_STEPS)]
-                yield T.custom("noise_injected", nid, mode=mode, original=v.content, noise=noise)
                 yield T.node_updated(nid, None, noise=True, noise_text=noise,
                                      original_text=v.content)
                 v.content = noise
             else:
-                noise = NOISE_KNOWLEDGE[i % len(NOISE_KNOWLEDGE)]
-                yield T.custom("noise_injected", nid, mode=mode, original=v.knowledge,
-                               noise=noise)
                 yield T.node_updated(nid, None, noise=True, knowledge=noise,
                                      original_knowledge=v.knowledge)
                 v.knowledge = noise

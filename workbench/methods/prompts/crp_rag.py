@@ -10,7 +10,7 @@ import json
 
 from . import chat
 
-VERSION = "crp-3"
+VERSION = "crp-4"
 
 # -- P_gen (Eq. 4): one next step + is_final, JSON-constrained --------------------------------
 GEN_TAG = "Task: next reasoning step."
@@ -79,25 +79,47 @@ def combine(question: str, texts: list[str]) -> list[dict]:
 
 # -- P_integration (Eq. 8): knowledge summary for one node ----------------------------------
 AGG_TAG = "Task: summarise knowledge for a step."
-AGG_SYSTEM = (AGG_TAG + " Read the passages and write what they say that helps with the step, "
-              "in one to three short sentences. Keep names, years and numbers. Leave out "
-              "passages that do not help. If passages disagree, keep the more plausible one.")
+# The paper's integration prompt: organise the topic's knowledge with concepts and examples,
+# list what only some passages say as bullets by theme, and settle conflicts by plausibility
+# (time, place, domain), dropping implausible claims, all of them if none is plausible.
+AGG_SYSTEM = (AGG_TAG + " Write a knowledge summary of the passages for the step.\n"
+              "1. Organise the knowledge related to the step's topic, with the relevant "
+              "concepts and examples. Keep names, years and numbers.\n"
+              "2. List knowledge that only some of the passages give as bullet points, grouped "
+              "by theme.\n"
+              "3. Where passages contradict each other, judge which claim is plausible from "
+              "clues of time, place and domain, and drop the implausible ones. If none is "
+              "plausible, drop them all and write: No usable knowledge.")
+# The short variant (small-model preset): a 135M model copes with one to three sentences.
+AGG_SYSTEM_SHORT = (AGG_TAG + " Read the passages and write what they say that helps with the "
+                    "step, in one to three short sentences. Keep names, years and numbers. "
+                    "Leave out passages that do not help. If passages disagree, keep the more "
+                    "plausible one.")
 
 
 def agg_user(step: str, passages: str) -> str:
     return f"Step: {step}\nPassages:\n{passages}\nSummary:"
 
 
+_AGG_PASSAGES = (
+    "- Psycho (1960 film): Alfred Hitchcock directed Psycho, a horror thriller released in "
+    "1960. It was a Paramount Pictures release with music by Bernard Herrmann.\n"
+    "- Casablanca: Casablanca is located in Morocco. It is the largest city in Morocco.")
 AGG_SHOTS = [
-    (agg_user("Find the director of Psycho (1960).",
-              "- Psycho (1960 film): Alfred Hitchcock directed Psycho, a horror thriller released "
-              "in 1960. It was a Paramount Pictures release with music by Bernard Herrmann.\n"
-              "- Casablanca: Casablanca is located in Morocco. It is the largest city in Morocco."),
+    (agg_user("Find the director of Psycho (1960).", _AGG_PASSAGES),
+     "Psycho (1960), a horror thriller, was directed by Alfred Hitchcock.\n"
+     "- Production: a Paramount Pictures release of 1960.\n"
+     "- Music: Bernard Herrmann."),
+]
+AGG_SHOTS_SHORT = [
+    (agg_user("Find the director of Psycho (1960).", _AGG_PASSAGES),
      "Psycho (1960) was directed by Alfred Hitchcock."),
 ]
 
 
-def aggregate(step: str, passages: str) -> list[dict]:
+def aggregate(step: str, passages: str, style: str = "paper") -> list[dict]:
+    if style == "short":
+        return chat(AGG_SYSTEM_SHORT, AGG_SHOTS_SHORT, agg_user(step, passages))
     return chat(AGG_SYSTEM, AGG_SHOTS, agg_user(step, passages))
 
 
@@ -113,18 +135,38 @@ def eval_user(step: str, knowledge: str) -> str:
     return f"Knowledge: {knowledge}\nStep: {step}\nAnswer:"
 
 
-# The paper's P_evaluation has no demos; one short demo keeps a 135M model's answer to a few
-# words. (A second, UNKNOWN demo made SmolLM2-135M answer "Unkown" to almost every node, so
-# the sentinel is only in the instruction.)
+# The paper's P_evaluation has no demos. One short demo (eval_shots=1, small-model preset)
+# keeps a 135M model's answer to a few words. (A second, UNKNOWN demo made SmolLM2-135M
+# answer "Unkown" to almost every node, so the sentinel is only in the instruction.)
 EVAL_SHOTS = [
     (eval_user("Find the director of Psycho (1960).",
                "Psycho (1960) was directed by Alfred Hitchcock."), "Alfred Hitchcock"),
 ]
 
 
-def evaluate(step: str, knowledge: str, unknown_sentinel: bool = True) -> list[dict]:
+def evaluate(step: str, knowledge: str, unknown_sentinel: bool = False,
+             shots: int = 0) -> list[dict]:
+    """P_evaluation: the paper's plain instruction, or with the UNKNOWN sentinel (the
+    ``ppl+unknown`` sufficiency mode); ``shots`` demos (the paper: none)."""
     system = EVAL_SYSTEM if unknown_sentinel else EVAL_SYSTEM_FAITHFUL
-    return chat(system, EVAL_SHOTS, eval_user(step, knowledge))
+    return chat(system, EVAL_SHOTS[:shots], eval_user(step, knowledge))
+
+
+# -- noise probe (spec §5.7): distractors written by the model for unrelated tasks ----------
+NOISE_TAG = "Task: write for an unrelated task."
+NOISE_TASKS = ["baking sourdough bread", "repairing a bicycle tyre", "planting tomatoes",
+               "setting up a freshwater aquarium", "knitting a scarf", "tuning a guitar"]
+NOISE_STEP_SYSTEM = (NOISE_TAG + " Write ONE short step of a plan for the task, as an "
+                     "instruction like \"Find ...\". Reply with the step only.")
+NOISE_KNOWLEDGE_SYSTEM = (NOISE_TAG + " Write two or three short factual sentences about the "
+                          "task. Reply with the sentences only.")
+
+
+def noise(kind: str, task: str) -> list[dict]:
+    """The paper's distractors: a node (kind="nodes") or a knowledge summary (kind=
+    "knowledge") produced by the LLM from an unrelated task instruction."""
+    system = NOISE_STEP_SYSTEM if kind == "nodes" else NOISE_KNOWLEDGE_SYSTEM
+    return chat(system, [], f"Task: {task}")
 
 
 # -- P_step (Eq. 11): carry out one step of a path given the conditions so far -------------
