@@ -242,3 +242,83 @@ def test_idk_final_answer_is_a_refusal():
     tr, _, _ = run(be)
     assert tr.status == "refused" and tr.answer["refused"] is True
     assert json.dumps(tr.to_dict(), default=str)     # serialisable
+
+
+class FixedRetriever:
+    def __init__(self, name, ids):
+        self.name, self.ids, self.queries = name, ids, []
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        self.queries.append(query)
+        return [Hit(i, f"Title {i}", f"Text {i}", self.name, 1.0 / r, r)
+                for r, i in enumerate(self.ids[:k], 1)]
+
+
+def test_sparse_merge_fuses_dense_and_sparse_by_reciprocal_rank():
+    m = get_method("par-rag")
+    dense = FixedRetriever("dense", ["a", "b", "c"])
+    bm25 = FixedRetriever("bm25", ["b", "d", "a"])
+    ctx = RunContext(llm=make_backend(TWO_STEPS, judge="0", attr="Contradictory"),
+                     config=cfgmod.build(m.Config, {"sparse_merge": True, "top_k": 3}),
+                     retrievers={"dense": dense, "bm25": bm25}, embedder=HashEmbedder(),
+                     extra={"par_questions": SEEDS})
+    tr = run_to_end(m, ctx, Q)
+    sparse = [n for n in of_kind(tr, "retrieval") if n.attrs["role"] == "sparse"]
+    assert sparse and all(n.attrs["merged_with_dense"] for n in sparse)
+    # RRF (c = 60): b = 1/62 + 1/61 > a = 1/61 + 1/63 > d = 1/62 > c = 1/63; top 3 kept
+    assert [d["id"] for d in sparse[0].attrs["docs"]] == ["b", "a", "d"]
+    assert all(d["retriever"].startswith("rrf(") for d in sparse[0].attrs["docs"])
+    reread = [c for c in tr.llm_calls.values() if c["purpose"] == "read"][1]
+    assert reread["prompt"].index("Text b") < reread["prompt"].index("Text a") \
+        < reread["prompt"].index("Text d") and "Text c" not in reread["prompt"]
+    # Algorithm 1 (the default) replaces the dense hits instead
+    ctx2 = RunContext(llm=make_backend(TWO_STEPS, judge="0", attr="Contradictory"),
+                      config=cfgmod.build(m.Config, {"top_k": 3}),
+                      retrievers={"dense": FixedRetriever("dense", ["a", "b", "c"]),
+                                  "bm25": FixedRetriever("bm25", ["b", "d", "a"])},
+                      embedder=HashEmbedder(), extra={"par_questions": SEEDS})
+    tr2 = run_to_end(m, ctx2, Q)
+    sp2 = [n for n in of_kind(tr2, "retrieval") if n.attrs["role"] == "sparse"][0]
+    assert [d["id"] for d in sp2.attrs["docs"]] == ["b", "d", "a"]
+    assert not sp2.attrs["merged_with_dense"]
+
+
+@pytest.mark.parametrize("text,value", [
+    ("0.8", 0.8), ("1", 1.0), ("0", 0.0), ("0.75 because it is cited", 0.75),
+    ("8/10", 0.8), ("3 / 4", 0.75), ("80%", 0.8), ("150%", 1.0), ("12/10", 1.0),
+    ("1.5", None), ("7", None), ("high", None), ("", None), ("x/0", None)])
+def test_judge_score_parsing(text, value):
+    from workbench.methods.par_rag import _parse_score
+    got = _parse_score(text)
+    assert got == (pytest.approx(value) if value is not None else None)
+
+
+def test_unparsable_judge_output_counts_as_zero_and_is_flagged():
+    tr, _, bm25 = run(make_backend(TWO_STEPS, judge="very good", attr="Attributable"))
+    v = of_kind(tr, "verify")[0]
+    assert v.scores["A"] == 0.0 and v.attrs["parse_errors"]
+    assert "is not a number" in v.attrs["parse_errors"][0]
+
+
+def test_exemplars_and_hop_seeds_come_from_the_named_split():
+    from workbench.datasets import load_dataset
+    from workbench.methods.par_rag import ParRag, exemplar_store
+    demo = load_dataset("demo")
+    train_ids = {q.id for q in demo.split("train")}
+    cfg = cfgmod.build(ParRag.Config, {"exemplars_per_hop": 2})
+    recs = {r.kind: r for r in ParRag.fitted_state(cfg)}
+    assert set(recs) == {"par_hop_estimator", "par_exemplar_store"}
+    assert all(r.fitted_on == "demo:train" for r in recs.values())
+    assert set(recs["par_hop_estimator"].question_ids) <= train_ids
+    store = exemplar_store(demo.split("train"), 2)
+    assert store and all(e.id in train_ids for e in store)
+    by_hop: dict[int, int] = {}
+    for e in store:
+        by_hop[e.hop_label] = by_hop.get(e.hop_label, 0) + 1
+    assert max(by_hop.values()) <= 2
+    assert set(recs["par_exemplar_store"].question_ids) == {e.id for e in store}
+    assert recs["par_exemplar_store"].saw(demo.split("test"), "demo") == []
+    # no estimator or exemplar in use: nothing fitted
+    none = cfgmod.build(ParRag.Config, {"complexity_estimator": "manual",
+                                        "exemplar_strategy": "zero-shot"})
+    assert ParRag.fitted_state(none) == []

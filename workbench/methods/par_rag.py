@@ -2,11 +2,12 @@
 
 Implements /work/shared/methods/par-rag.md:
 
-* ``plan``   — hop-count estimate ĥ without a trained BERT (embedding kNN over hop-labelled
-  demo questions, or the feature heuristic / a one-digit LLM call / a manual value), with
-  the paper's four features shown (``n/a`` with a reason where no parser/WordNet exists);
-  α(ĥ) = 1 / (1 + exp(γ(ĥ − h0))); complexity-matched exemplar from an exemplar store built
-  from the demo world's decompositions (the asked question itself is left out); one
+* ``plan``   — hop-count estimate ĥ without a trained BERT (embedding kNN over the
+  hop-labelled questions of a training split, or the feature heuristic / a one-digit LLM
+  call / a manual value), with the paper's four features shown (``n/a`` with a reason where
+  no parser/WordNet exists); α(ĥ) = 1 / (1 + exp(γ(ĥ − h0))); a complexity-matched exemplar
+  from a store of up to 10 worked plans per hop label built from that training split's
+  decompositions (the paper's store comes from training data, never the evaluated set); one
   JSON-constrained plan call (Thought, Question, Action per step).
 * ``act``    — per step: dense retrieval (top-k), a cited read, evidence = cited passages.
 * ``review`` — judge score A in [0, 1], attribution label → F ∈ {0, 0.5, 1},
@@ -17,21 +18,19 @@ Implements /work/shared/methods/par-rag.md:
 """
 from __future__ import annotations
 
-import json
 import random
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 
-from .. import paths
 from .. import trace as T
-from ..config import knob
+from ..config import Preset, PresetConfig, knob
 from ..datasets.base import Question
 from ..knowledge.types import Hit
 from . import common as C
+from . import fitted
 from .base import Method, RunContext
 from .prompts import par_rag as P
 
@@ -39,68 +38,90 @@ ATTR_F = {"Attributable": 1.0, "Extrapolatory": 0.5, "Contradictory": 0.0}
 
 
 @dataclass
-class ParRagConfig:
+class ParRagConfig(PresetConfig):
     # -- review --
     ct: float = knob(0.65, "Confidence threshold C_t: a step passes review iff C >= ct.",
-                     min=0.0, max=1.0, group="review")
+                     min=0.0, max=1.0, group="review", paper=0.65)
     gamma: float = knob(1.5, "Slope γ of α(ĥ) = 1/(1+exp(γ(ĥ−h0))).", min=0.05, max=5.0,
-                        group="review")
+                        group="review", paper=1.5)
     h0: float = knob(3.5, "Midpoint h0 of α(ĥ): the hop count where A and F weigh equally.",
-                     min=0.5, max=5.0, group="review")
+                     min=0.5, max=5.0, group="review", paper=3.5)
     rescore_revised: bool = knob(False, "Score the revised answer too (display only; never "
-                                 "changes control flow).", group="review")
+                                 "changes control flow).", group="review", paper=False)
     no_review: bool = knob(False, "Ablation 'w/o Review': accept every step without "
-                           "verification.", group="review", ablation=True)
+                           "verification.", group="review", paper=False, ablation=True)
     # -- complexity + exemplars --
     complexity_estimator: str = knob(
         "knn", "Hop-count estimator: knn = similarity-weighted vote of the 7 nearest "
-        "hop-labelled demo questions (the question itself excluded); heuristic = the spec's "
-        "cue rules; llm = one constrained call; manual = manual_hops.",
-        choices=["knn", "heuristic", "llm", "manual"], group="plan")
+        "hop-labelled questions of exemplar_source; heuristic = the spec's cue rules; llm = "
+        "one constrained call; manual = manual_hops.",
+        choices=["knn", "heuristic", "llm", "manual"], group="plan",
+        paper="a BERT + 4-feature classifier trained on MuSiQue/TriviaQA train splits")
+    exemplar_source: str = knob(
+        "demo:train", "Question set DATASET:SPLIT that the exemplar store and the kNN hop "
+        "estimator are built from (its questions with a gold decomposition / hop count). "
+        "Evaluation refuses to score them on questions they contain.", group="plan",
+        paper="a separate store built from training data")
+    exemplars_per_hop: int = knob(10, "Exemplars kept per hop label in the store (first by "
+                                  "id).", min=1, max=100, group="plan", paper=10)
     manual_hops: int = knob(2, "ĥ used when complexity_estimator = manual.", min=1, max=4,
                             group="plan")
     knn_k: int = knob(7, "Neighbours in the kNN hop vote.", min=1, max=50, group="plan")
     exemplar_strategy: str = knob("complexity", "Exemplar selection: complexity = same hop "
                                   "label as ĥ, then most similar (paper); similarity; zero-shot; "
                                   "random.", choices=["complexity", "similarity", "zero-shot",
-                                                      "random"], group="plan")
+                                                      "random"], group="plan",
+                                  paper="complexity")
     n_exemplars: int = knob(1, "Exemplars placed in the plan prompt.", min=0, max=3,
-                            group="plan")
+                            group="plan", paper=1)
     max_plan_steps: int = knob(6, "Safety cap on plan length (not in the paper).", min=1,
-                               max=10, group="plan")
+                               max=10, group="plan", paper="no cap")
     skip_final_answer_step: bool = knob(True, "Fold a last step whose action is Answer into the "
                                         "final answer (spec §7.1).", group="plan")
     no_plan: bool = knob(False, "Ablation 'w/o Plan': one step whose sub-question is the "
-                         "question.", group="plan", ablation=True)
+                         "question.", group="plan", paper=False, ablation=True)
     plan_max_tokens: int = knob(240, "Token budget of the plan (JSON).", min=32, max=1024,
                                 group="plan")
     # -- act --
     top_k: int = knob(10, "Passages per retrieval (dense, and sparse on revision).", min=1,
-                      max=20, group="act")
+                      max=20, group="act", paper=10)
     dense_retriever: str = knob("dense", "First-attempt retriever.",
-                                choices=["dense", "hybrid", "bm25", "default"], group="act")
+                                choices=["dense", "hybrid", "bm25", "default"], group="act",
+                                paper="dense (ColBERTv2)")
     sparse_retriever: str = knob("bm25", "Re-retrieval on failed review (paper: BM25S).",
-                                 choices=["bm25", "hybrid", "dense", "default"], group="act")
+                                 choices=["bm25", "hybrid", "dense", "default"], group="act",
+                                 paper="bm25 (BM25S)")
     sparse_merge: bool = knob(False, "On revision, fuse dense and sparse hits (RRF) instead of "
-                              "replacing them (Algorithm 1 replaces).", group="act")
-    passage_chars: int = knob(300, "Characters kept per passage in prompts.", min=50, max=4000,
-                              group="act")
+                              "replacing them (Algorithm 1 replaces).", group="act", paper=False)
+    passage_chars: int = knob(0, "Characters kept per passage in prompts (0 = whole "
+                              "passages, cut only to fit context_tokens).", min=0, max=4000,
+                              group="act", paper="whole passages")
     context_tokens: int = knob(1600, "Token budget for the sources of one read (passages are "
                                "cut first, then the lowest-ranked dropped).", min=128,
                                max=16000, group="act")
     evidence_when_uncited: str = knob(
         "none", "Evidence when the reader cites nothing: none = empty evidence (spec §7.7); "
         "top = the top-ranked passage (workbench option for small models).",
-        choices=["none", "top"], group="act")
+        choices=["none", "top"], group="act", paper="not stated (spec §7.7: none)")
     read_max_tokens: int = knob(48, "Token budget of a read.", min=8, max=256, group="act")
     # -- refine + answer --
     refine_context: str = knob("all_previous", "What RefineNextQuestion sees.",
                                choices=["last", "all_previous", "all_with_evidence"],
-                               group="refine")
+                               group="refine",
+                               paper="unclear: Algorithm 1 passes the last answer, its prompt "
+                                     "speaks of all previous steps")
     refine_max_tokens: int = knob(40, "Token budget of a refined question.", min=8, max=128,
                                   group="refine")
     final_max_tokens: int = knob(32, "Token budget of the final answer.", min=8, max=256,
                                  group="answer")
+
+    PRESETS = {
+        "small-model": Preset(
+            "small-model",
+            "Passages cut to 300 characters, the earlier default that kept SmolLM2-135M's "
+            "read prompts short (not yet measured against whole passages).",
+            {"passage_chars": 300}),
+    }
 
 
 # ----------------------------------------------------------------------------- features
@@ -204,27 +225,36 @@ def exemplar_from_question(q: Question, source: str = "demo") -> Exemplar | None
     return Exemplar(q.id, q.question, int(max(1, min(4, hop))), plan, source)
 
 
-_DEMO_CACHE: dict[str, list[Question]] = {}
-
-
-def demo_questions(ctx: RunContext) -> list[Question]:
-    """Hop-labelled questions for the kNN seeds and the exemplar store: the demo world's
-    questions.jsonl (or ``ctx.extra['par_questions']``, for tests)."""
+def source_questions(ctx: RunContext) -> list[Question]:
+    """The hop-labelled questions the kNN estimator and the exemplar store come from: the
+    ``exemplar_source`` split (or ``ctx.extra['par_questions']``, for tests)."""
     if "par_questions" in ctx.extra:
         return list(ctx.extra["par_questions"])
-    f = Path(paths.DEMO_DIR) / "questions.jsonl"
-    key = str(f)
-    if key not in _DEMO_CACHE:
-        qs = []
-        if f.exists():
-            for line in f.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    try:
-                        qs.append(Question.from_dict(json.loads(line)))
-                    except (ValueError, TypeError):
-                        continue
-        _DEMO_CACHE[key] = qs
-    return list(_DEMO_CACHE[key])
+    return _source(ctx.config.exemplar_source)[2]
+
+
+def _source(ref: str) -> tuple[str, str, list[Question]]:
+    try:
+        return fitted.load_questions(ref)
+    except LookupError:
+        return "", "", []
+
+
+def exemplar_store(questions: list[Question], per_hop: int) -> list[Exemplar]:
+    """Up to ``per_hop`` worked plans per hop label (first by id), as in the paper's store of
+    10 exemplars per hop."""
+    out: list[Exemplar] = []
+    count: dict[int, int] = {}
+    for q in sorted(questions, key=lambda q: q.id):
+        e = exemplar_from_question(q)
+        if e is not None and count.get(e.hop_label, 0) < per_hop:
+            count[e.hop_label] = count.get(e.hop_label, 0) + 1
+            out.append(e)
+    return out
+
+
+def hop_seeds(questions: list[Question]) -> list[Question]:
+    return [s for s in questions if s.hops or s.decomposition]
 
 
 def _same(a: str, b: str) -> bool:
@@ -260,12 +290,35 @@ class ParRag(Method):
                    "failure, refines the next sub-question, and answers from the trajectory.")
     thresholds = {"C": ("ct", "higher")}
 
+    @classmethod
+    def fitted_state(cls, cfg: ParRagConfig) -> list[fitted.FitRecord]:
+        """The kNN hop estimator's seed questions and the exemplar store, when in use."""
+        name, split, qs = _source(cfg.exemplar_source)
+        out = []
+        if cfg.complexity_estimator == "knn" and not cfg.no_plan:
+            seeds = hop_seeds(qs)
+            if seeds:
+                out.append(fitted.record("par_hop_estimator", f"knn over {cfg.exemplar_source}",
+                                         name, split, seeds, data=cfg.knn_k))
+        if cfg.exemplar_strategy != "zero-shot" and cfg.n_exemplars and not cfg.no_plan:
+            store = exemplar_store(qs, cfg.exemplars_per_hop)
+            ids = {e.id for e in store}
+            if store:
+                out.append(fitted.record(
+                    "par_exemplar_store", f"{len(store)} exemplars from {cfg.exemplar_source}",
+                    name, split, [q for q in qs if q.id in ids],
+                    data=[e.plan for e in store]))
+        return out
+
     def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
         cfg: ParRagConfig = ctx.config
         pv = P.VERSION
         yield ctx.set_phase("plan")
         qid, ev = C.question_node(ctx, question)
         yield ev
+        if "par_questions" not in ctx.extra:
+            for rec in self.fitted_state(cfg):
+                yield rec.event(qid, ctx.gold, ctx.dataset)
 
         # 1-3: complexity
         cx = ctx.node_id("cx")
@@ -378,8 +431,8 @@ class ParRag(Method):
         else:
             h = 0
             if method == "knn":
-                seeds = [s for s in demo_questions(ctx) if not _same(s.question, q)
-                         and (s.hops or s.decomposition)]
+                seeds = [s for s in hop_seeds(source_questions(ctx))
+                         if not _same(s.question, q)]
                 if seeds:
                     emb = C.embedder_of(ctx)
                     vq = np.asarray(emb.encode([q]), dtype=np.float32)[0]
@@ -421,14 +474,15 @@ class ParRag(Method):
                                "hop_bucket": h, "note": ""}
         if strategy == "zero-shot" or cfg.n_exemplars == 0:
             return out
-        store = [e for e in (exemplar_from_question(s) for s in demo_questions(ctx)
-                             if not _same(s.question, q)) if e is not None]
-        source = "demo"
+        store = [e for e in exemplar_store(source_questions(ctx), cfg.exemplars_per_hop)
+                 if not _same(e.question, q)]
+        source = cfg.exemplar_source
         if not store:
             store = [Exemplar(f"builtin-{k}", eq, k, plan, "built-in")
                      for k, (eq, plan) in P.BUILTIN_EXEMPLARS.items()]
             source = "built-in"
-            out["note"] = "no demo decompositions found: built-in exemplars used"
+            out["note"] = (f"no decompositions in {cfg.exemplar_source}: built-in exemplars "
+                           f"used")
         out["store_size"] = len(store)
         out["store_source"] = source
         pool = store
