@@ -67,9 +67,9 @@ def _backend(decomp=None, verdicts=None, rethink="Insufficient information, I do
     return be
 
 
-def _run(kg, be, q=ROOT_Q, gold="t2", **over):
+def _run(kg, be, q=ROOT_Q, gold="t2", seed=0, **over):
     cfg = C.build(CogConfig, over)
-    ctx = RunContext(llm=be, config=cfg, kg=kg, embedder=BowEmbedder(),
+    ctx = RunContext(llm=be, config=cfg, kg=kg, embedder=BowEmbedder(), seed=seed,
                      gold=question(gold) if gold else None)
     return run_to_end(CogGRAG(), ctx, q)
 
@@ -287,5 +287,105 @@ def test_config_defaults_follow_the_spec():
             c.temperature_explore, c.temperature_reason) == (3, 5, 15, 0.7, 50, 1, 0.4, 0.0)
     abl = {k.name for k in C.knobs(CogConfig) if k.ablation}
     assert {"decomposition", "global_keys", "verification"} <= abl
-    assert CogGRAG.view == "mindmap" and CogGRAG.thresholds == {"similarity": ("epsilon",
-                                                                             "higher")}
+    assert CogGRAG.view == "mindmap" and CogGRAG.thresholds == {
+        "similarity": ("epsilon", "higher"), "p_right": ("min_p_right", "higher"),
+        "confidence": ("min_confidence", "higher")}
+    assert (c.min_p_right, c.min_confidence) == (0.0, 0.0)        # extensions off: the paper
+
+
+# --- decoding temperatures, what the verifier sees, M̂, node scores ---
+
+def test_exploration_and_reasoning_temperatures(kg):
+    be = _backend(verdicts={"Tessaly": "[wrong]"}, answers={SUB2: "Tessaly"})
+    _run(kg, be, seed=7)
+    temps: dict[str, set] = {}
+    for c in be.calls:
+        p = c["prompt"]
+        kind = ("decompose" if "Split the question" in p else "extract" if
+                ("Extract the keys" in p or "Organise the information" in p) else
+                "score" if "<score>" in p else "verify" if "Reply [right] or [wrong]" in p
+                else "rethink" if "judged wrong" in p else "reason")
+        temps.setdefault(kind, set()).add(c["params"]["temperature"])
+    assert temps["decompose"] == {0.4} and temps["extract"] == {0.4}      # exploration
+    assert temps["reason"] == {0.0} and temps["verify"] == {0.0}          # reasoning
+    assert temps["rethink"] == {0.0}
+    seeds = {c["params"]["seed"] for c in be.calls if "Extract the keys" in c["prompt"]}
+    assert len(seeds) == 3 and None not in seeds      # seeded per node, so repeatable
+    be2 = _backend()
+    _run(kg, be2, deterministic=True)
+    assert {c["params"]["temperature"] for c in be2.calls if "<score>" not in c["prompt"]} \
+        == {0.0}
+
+
+def test_the_verifier_sees_all_of_t(kg):
+    be = _backend()
+    tr = _run(kg, be, epsilon=0.0)
+    kept = [h["text"] for h in tr.nodes["kg"].evidence[0]["hits"] if h["meta"]["kept"]]
+    assert len(kept) > 5
+    verify = [c["prompt"] for c in tr.llm_calls.values() if c["purpose"] == "verify"]
+    assert len(verify) == 3
+    assert all(t in p for p in verify for t in kept)          # whole T in every check
+    assert not _log(tr, "context_overflow")
+    # a budget too small for T: the verifier's drop is recorded, never silent
+    small = _backend()
+    small.info.n_ctx = 150                    # 0.3 x 150 tokens: less than T needs
+    tr2 = _run(kg, small, epsilon=0.0, context_budget=0.3)
+    drops = [d for _, d in _log(tr2, "context_overflow") if d["purpose"] == "verify"]
+    assert drops and all(d["triples_dropped"] > 0 and d["triples_total"] == len(kept)
+                         for d in drops)
+    assert any("verify_overflow" in n.attrs for n in tr2.nodes.values())
+
+
+def _two_groups_backend():
+    a1, a2 = "Who directed Glass Harbor?", "Which genre is Glass Harbor?"
+    b1, b2 = "Where was Ilse Varga born?", "Which country contains Port Amsel?"
+    decomp = {ROOT_Q: [["What about the film?", "Continue."], ["What about the person?",
+                                                                 "Continue."]],
+              "What about the film": [[a1, "End."], [a2, "End."]],
+              "What about the person": [[b1, "End."], [b2, "End."]]}
+    answers = {a1: "ANS-A1", a2: "ANS-A2", b1: "ANS-B1", b2: "ANS-B2"}
+    return _backend(decomp=decomp, answers=answers), (a1, a2, b1, b2)
+
+
+def test_completed_reasoning_holds_deeper_levels_only(kg):
+    be, (a1, a2, b1, b2) = _two_groups_backend()
+    tr = _run(kg, be)
+    reason = {c["node_id"]: c["prompt"] for c in tr.llm_calls.values()
+              if c["purpose"] == "reason"}
+    # level 2: the second sibling group does not see the first group's (same-level) answers
+    assert "ANS-A1" not in reason["0.2.1"] and "ANS-A2" not in reason["0.2.1"]
+    assert "Completed reasoning: []" in reason["0.1.1"]
+    # level 1 sees all of level 2
+    assert all(x in reason["0.1"] for x in ("ANS-A1", "ANS-A2", "ANS-B1", "ANS-B2"))
+    # per-node reasoning: earlier siblings join M̂, other groups' nodes do not
+    be2, _ = _two_groups_backend()
+    tr2 = _run(kg, be2, reasoning="node")
+    r2 = {c["node_id"]: c["prompt"] for c in tr2.llm_calls.values() if c["purpose"] == "reason"}
+    assert "ANS-B1" in r2["0.2.2"] and "ANS-A1" not in r2["0.2.2"]
+    assert "ANS-A1" not in r2["0.2.1"]
+
+
+def test_answer_perplexity_and_p_right_are_node_scores(kg):
+    from workbench.llm.scripted import Rule
+    from workbench.viz.whatif import apply, threshold_specs
+    be = _backend()
+    be.rules[:0] = [Rule("<score>right", "right", logprob=-0.1),
+                    Rule("<score>wrong", "wrong", logprob=-2.3)]
+    tr = _run(kg, be)
+    n = tr.nodes["0.1"]
+    expected = np.exp(-0.1) / (np.exp(-0.1) + np.exp(-2.3))
+    assert n.scores["p_right"] == pytest.approx(expected, abs=1e-3)
+    assert n.scores["perplexity"] >= 1.0
+    assert n.scores["confidence"] == pytest.approx(1 / n.scores["perplexity"], abs=1e-3)
+    assert n.thresholds == {"p_right": 0.0, "confidence": 0.0}
+    specs = {sp.score: sp for sp in threshold_specs(tr, CogGRAG)}
+    assert specs["p_right"].target == "node" and specs["confidence"].target == "node"
+    w = apply(tr, specs["p_right"], 0.95)               # the slider: fails above 0.90
+    assert w.node_pass["0.1"] is False and apply(tr, specs["p_right"], 0.5).node_pass["0.1"]
+    # the gate, when set, re-thinks a [right] verdict that is not confident enough
+    be2 = _backend()
+    be2.rules[:0] = [Rule("<score>right", "right", logprob=-0.1),
+                     Rule("<score>wrong", "wrong", logprob=-2.3)]
+    tr2 = _run(kg, be2, min_p_right=0.95)
+    assert _purposes(tr2).count("rethink") == 3
+    assert all(d["gated_by"] == ["p_right"] for _, d in _log(tr2, "verified"))

@@ -1,0 +1,193 @@
+"""CogGRAG stage 3: bottom-up reasoning with self-verification (spec coggrag.md §3.4).
+
+The deepest level first: each sibling group (or node) is answered given the knowledge T and
+the completed reasoning M̂ (every pair of the deeper levels, §3.4; in per-node mode also the
+earlier siblings, V4); each answer is verified ([right]/[wrong]) against T and M̂; a wrong one
+gets one re-think that may answer "Insufficient information, I don't know".
+
+Prompts that would overflow the context drop the lowest-scored triples, then the oldest M̂
+pairs; every call says what it dropped (``context_overflow``), the verifier's included, so a
+verdict that did not see all of T is visible. Node scores (spec §6.3): the perplexity of a
+node's answer tokens (and confidence = 1/perplexity) and the verifier's
+p_right = p("right") / (p("right") + p("wrong")) of the verdict token after "[".
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable, Iterator, Sequence
+
+from .. import trace as T
+from .common import normalize_answer, tap
+from .coggrag_mindmap import MMNode, descendants
+from .prompts import coggrag as P
+
+UNKNOWN_RE = re.compile(r"i don'?t know|i do not know|insufficient information", re.I)
+
+Pair = tuple[str, str, str, bool]          # (node id, question, answer, unknown)
+
+
+def is_unknown(text: str) -> bool:
+    return bool(UNKNOWN_RE.search(text or ""))
+
+
+def span_perplexity(rec: dict[str, Any] | None, span: str) -> float | None:
+    """Perplexity of the generated tokens that cover ``span`` inside the output text."""
+    if not rec or not span:
+        return None
+    toks = rec.get("tokens") or []
+    text = "".join(t[1] for t in toks)
+    i = text.find(span)
+    if i < 0:
+        lps = [t[2] for t in toks if t[2] is not None]
+    else:
+        j, pos, lps = i + len(span), 0, []
+        for t in toks:
+            a, b = pos, pos + len(t[1])
+            pos = b
+            if b > i and a < j and t[2] is not None:
+                lps.append(t[2])
+    if not lps:
+        return None
+    return round(math.exp(-sum(lps) / len(lps)), 4)
+
+
+def support(answer: str, kept: Sequence[dict[str, Any]]) -> int:
+    """Triples of T whose head or tail (normalised) occurs in the answer."""
+    a = normalize_answer(answer)
+    if not a:
+        return 0
+    n = 0
+    for c in kept:
+        names = c["text_prompt"].strip("()").split(", ")
+        if any(len(normalize_answer(x)) > 2 and normalize_answer(x) in a
+               for x in (names[0], names[-1])):
+            n += 1
+    return n
+
+
+def context(nodes: dict[str, MMNode], mhat: Sequence[Pair], level_pairs: Sequence[Pair],
+            grp: Sequence[MMNode], cfg: Any) -> list[Pair]:
+    """M̂ for a group: every deeper-level pair (the paper); in per-node mode also the
+    earlier siblings already answered at this level; descendants-only as an option."""
+    pairs = list(mhat)
+    if cfg.reasoning == "node":
+        pairs += [p for p in level_pairs if nodes[p[0]].parent == grp[0].parent]
+    if cfg.context_scope == "descendants" and grp[0].parent:
+        ids = set(descendants(nodes, grp[0].parent))
+        pairs = [p for p in pairs if p[0] in ids and p[0] != grp[0].id]
+    return pairs
+
+
+def knowledge(grp: Sequence[MMNode], kept: Sequence[dict[str, Any]], know_all: list[str],
+              cfg: Any) -> list[str]:
+    """All of T (the paper), or the group's attributed triples plus the top global ones."""
+    if cfg.knowledge_scope == "all":
+        return list(know_all)
+    ids = {m.id for m in grp}
+    own = [c["text_prompt"] for c in kept if c["owner"] in ids]
+    glob = [c["text_prompt"] for c in kept if c["owner"] in ("GLOBAL", "BATCH")][:10]
+    return list(dict.fromkeys(own + glob))
+
+
+def _ntok(ctx: Any, msgs: list[dict[str, str]]) -> int:
+    text = "\n".join(m["content"] for m in msgs)
+    try:
+        return int(ctx.llm.count_tokens(text))
+    except Exception:
+        return len(text) // 4
+
+
+def fit(ctx: Any, build: Callable[[list[str], list[Pair]], list[dict[str, str]]],
+        know: Sequence[str], pairs: Sequence[Pair]) -> tuple[Any, dict[str, int]]:
+    """Drop the lowest-scored triples, then the oldest M̂ pairs, until the prompt fits the
+    budget; returns the messages and what was dropped."""
+    n_ctx = getattr(ctx.llm.info, "n_ctx", None) or getattr(ctx.llm, "n_ctx", None) or 4096
+    budget = int(ctx.config.context_budget * n_ctx)
+    k, c = list(know), list(pairs)
+    dropped = {"triples_dropped": 0, "pairs_dropped": 0}
+    msgs = build(k, c)
+    while _ntok(ctx, msgs) > budget and (k or c):
+        if k:
+            k.pop()
+            dropped["triples_dropped"] += 1
+        else:
+            c.pop(0)
+            dropped["pairs_dropped"] += 1
+        msgs = build(k, c)
+    return msgs, dropped
+
+
+def overflow_events(node_id: str, purpose: str, dropped: dict[str, int],
+                    n_know: int) -> Iterator[T.Event]:
+    if dropped["triples_dropped"] or dropped["pairs_dropped"]:
+        info = {**dropped, "purpose": purpose, "triples_shown": n_know -
+                dropped["triples_dropped"], "triples_total": n_know}
+        yield T.custom("context_overflow", node_id, **info)
+        yield T.node_updated(node_id, None, **{f"{purpose}_overflow": info})
+
+
+def reason(ctx: Any, grp: Sequence[MMNode], pairs: list[Pair], know: list[str], params: Any,
+           pv: str) -> Iterator[T.Event]:
+    """One call answering a sibling group; returns (answers, the call's record)."""
+    cfg = ctx.config
+    msgs, dropped = fit(ctx, lambda k, c: P.reason_messages(
+        [m.question for m in grp], k, c, cfg.abstain_in_first_pass), know, pairs)
+    yield from overflow_events(grp[0].id, "reason", dropped, len(know))
+    calls: list[T.Event] = []
+    n = len(grp)
+    obj = yield from tap(ctx.generate_json(
+        "reason", msgs, P.schema_answers(n), params, node_id=grp[0].id, prompt_version=pv,
+        validate=lambda o: [str(x["Answer"]).strip() for x in o["answers"]]), calls)
+    answers = [P.UNKNOWN_TEXT] * n if obj is None else \
+        [a or P.UNKNOWN_TEXT for a in (obj + [P.UNKNOWN_TEXT] * n)[:n]]
+    for m in grp[1:]:          # the batched call serves the whole sibling group
+        yield T.node_updated(m.id, None, reasoned_with=grp[0].id)
+    return answers, (calls[-1].data if calls else None)
+
+
+def p_right(llm: Any, comp: Any) -> tuple[float | None, dict[str, Any]]:
+    """p("right") / (p("right") + p("wrong")) of the first verdict token after "[", both
+    scored teacher-forced after the prompt the verifier saw (the backend gives no top-k)."""
+    i = comp.text.find("[")
+    if i < 0:
+        return None, {"reason": "no verdict bracket"}
+    prefix = comp.prompt + comp.text[: i + 1]
+    lps = {}
+    try:
+        for w in ("right", "wrong"):
+            toks = llm.score(prefix, w).tokens
+            lps[w] = toks[0].logprob if toks else None
+    except Exception as e:          # a backend without scoring: the score is n/a
+        return None, {"reason": f"{type(e).__name__}: {e}"}
+    if lps["right"] is None or lps["wrong"] is None:
+        return None, {"reason": "no logprobs"}
+    top = max(lps.values())
+    pr, pw = math.exp(lps["right"] - top), math.exp(lps["wrong"] - top)
+    return round(pr / (pr + pw), 4), {"logprob_right": round(lps["right"], 4),
+                                      "logprob_wrong": round(lps["wrong"], 4)}
+
+
+def verify(ctx: Any, m: MMNode, answer: str, pairs: list[Pair], know: list[str], params: Any,
+           pv: str) -> Iterator[T.Event]:
+    """The verifier's verdict on one answer, with p_right; returns (verdict, p_right, raw)."""
+    msgs, dropped = fit(ctx, lambda k, c: P.verify_messages(m.question, answer, k, c),
+                        know, pairs)
+    yield from overflow_events(m.id, "verify", dropped, len(know))
+    comp = yield from ctx.generate("verify", msgs, params, node_id=m.id, prompt_version=pv)
+    mt = re.search(r"\[\s*(right|wrong)\s*\]", comp.text, re.I)
+    verdict = mt.group(1).lower() if mt else "unparsed"
+    pr, detail = p_right(ctx.llm, comp) if mt else (None, {"reason": "unparsed verdict"})
+    yield T.custom("verdict_scored", m.id, p_right=pr, **detail)
+    return verdict, pr, comp.text
+
+
+def rethink(ctx: Any, m: MMNode, pairs: list[Pair], know: list[str], params: Any,
+            pv: str) -> Iterator[T.Event]:
+    msgs, dropped = fit(ctx, lambda k, c: P.rethink_messages(m.question, k, c), know, pairs)
+    yield from overflow_events(m.id, "rethink", dropped, len(know))
+    calls: list[T.Event] = []
+    obj = yield from tap(ctx.generate_json(
+        "rethink", msgs, P.SCHEMA_ONE, params, node_id=m.id, prompt_version=pv,
+        validate=lambda o: str(o["answer"]).strip()), calls)
+    return (obj or P.UNKNOWN_TEXT), (calls[-1].data if calls else None)
