@@ -1,13 +1,19 @@
-"""Calibrate CRP-RAG's tau_ppl for a model (spec §7 gap 2).
+"""Calibrate CRP-RAG's tau_ppl for a model on ONE split (spec §7 gap 2).
 
-For each gold sub-question of the demo questions (used as a reasoning-graph node), retrieve
-top-k passages, aggregate them with P_integration and score the P_evaluation answer's
-perplexity. A node is labelled *supported* when its gold sub-answer occurs in the knowledge
-summary. Negatives are added by pairing each step with another step's knowledge. The script
-prints the PPL distribution of both classes and the threshold with the best balanced accuracy
-(perplexity only, and with the UNKNOWN sentinel), and as its last line one JSON object.
+For each gold sub-question of the split's demo questions (used as a reasoning-graph node),
+retrieve top-k passages, aggregate them with P_integration and score the P_evaluation
+answer's perplexity, with exactly the prompts and budgets of the chosen preset (``paper``:
+plain perplexity, the paper's integration prompt; ``small-model``: the UNKNOWN sentinel
+with one demo and the short summary). A node is labelled *supported* when its gold
+sub-answer occurs in the knowledge summary. Negatives pair each step with another step's
+knowledge. The script prints the PPL distribution of both classes and the threshold with
+the best balanced accuracy, and as its last line one JSON object.
 
-    python benchmarks/crp_tau_calibration.py [--limit 20] [--model smollm2-135m]
+A tau that ships as a default must come from the train split:
+
+    python benchmarks/crp_tau_calibration.py --split train --preset paper [--model NAME]
+    python benchmarks/crp_tau_calibration.py --split train --preset small-model
+    python benchmarks/crp_tau_calibration.py --split test --tau 1.42   # check a tau held out
 """
 from __future__ import annotations
 
@@ -21,9 +27,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from workbench import config as cfgmod  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
 from workbench.methods import common as C  # noqa: E402
+from workbench.methods.crp_rag import CrpRagConfig  # noqa: E402
 from workbench.methods.prompts import crp_rag as P  # noqa: E402
 
 
@@ -42,17 +50,20 @@ def best_tau(pos: list[float], neg: list[float]) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--limit", type=int, default=20, help="demo questions used (0 = all)")
+    ap.add_argument("--split", default="train", help="the questions calibrated on (train)")
+    ap.add_argument("--preset", default="paper", help="CRP-RAG preset whose prompts are used")
+    ap.add_argument("--limit", type=int, default=0, help="questions of the split used (0 = all)")
     ap.add_argument("--model", help="bundled model name or .gguf path (default: Settings)")
-    ap.add_argument("--retriever", default="dense")
-    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--tau", type=float, help="also report the balanced accuracy at this tau")
     ap.add_argument("--threads", type=int, help="llama.cpp threads (default: Settings; 1 is "
                     "faster when other processes share the cores)")
     args = ap.parse_args()
+    cfg = cfgmod.build(CrpRagConfig, {"preset": args.preset})
+    sentinel = cfg.sufficiency_mode == "ppl+unknown"
     be = load_backend(model=args.model, n_threads=args.threads)
     ds = load_dataset("demo")
-    r = ds.retriever(args.retriever)
-    qs = [q for q in ds.questions if q.answerable and q.decomposition]
+    r = ds.retriever(cfg.retriever if cfg.retriever != "default" else "dense")
+    qs = [q for q in ds.split(args.split) if q.answerable and q.decomposition]
     if args.limit:
         qs = qs[: args.limit]
     steps = []
@@ -62,9 +73,10 @@ def main() -> None:
                 steps.append((d["question"], str(d["answer"])))
     rows = []
     for sq, ans in steps:
-        hits = r.search(sq, args.k)
-        passages = C.format_passages(hits, 320, numbered=False)
-        k = " ".join(be.generate(P.aggregate(sq, passages), C.greedy(80)).text.split())
+        hits = r.search(sq, cfg.top_k)
+        passages = C.format_passages(hits, cfg.passage_chars, numbered=False)
+        k = " ".join(be.generate(P.aggregate(sq, passages, cfg.integration_prompt),
+                                 C.greedy(cfg.summary_max_tokens)).text.split())
         rows.append({"step": sq, "gold": ans, "knowledge": k,
                      "supported": C.contains_gold(k, [ans])})
     out = []
@@ -72,46 +84,50 @@ def main() -> None:
         for kind, know in (("own", row["knowledge"]),
                            ("other", rows[(i + len(rows) // 2) % len(rows)]["knowledge"])):
             sup = row["supported"] if kind == "own" else C.contains_gold(know, [row["gold"]])
-            c = be.generate(P.evaluate(row["step"], know, True), C.greedy(32))
+            c = be.generate(P.evaluate(row["step"], know, sentinel, cfg.eval_shots),
+                            C.greedy(cfg.eval_max_tokens))
             ppl = c.scores().perplexity
             out.append({"step": row["step"], "kind": kind, "supported": sup,
                         "answer": c.text.strip(), "ppl": ppl, "unknown": C.is_unknown(c.text)})
             print(f"  {kind:5s} sup={int(sup)} ppl={ppl if ppl is None else round(ppl, 3)} "
                   f"{row['step'][:50]!r} -> {c.text.strip()[:40]!r}", file=sys.stderr, flush=True)
-    pos = [o["ppl"] for o in out if o["supported"] and o["ppl"] is not None]
-    neg = [o["ppl"] for o in out if not o["supported"] and o["ppl"] is not None]
+    # in ppl+unknown mode an UNKNOWN answer is insufficient whatever its perplexity
+    def eff(o: dict) -> float:
+        return 1e9 if sentinel and o["unknown"] else o["ppl"]
+    pos = [eff(o) for o in out if o["supported"] and o["ppl"] is not None]
+    neg = [eff(o) for o in out if not o["supported"] and o["ppl"] is not None]
     tau, acc = best_tau(pos, neg)
-    pos_u = [o["ppl"] if not o["unknown"] else 1e9 for o in out if o["supported"] and o["ppl"]]
-    neg_u = [o["ppl"] if not o["unknown"] else 1e9 for o in out
-             if not o["supported"] and o["ppl"]]
-    tau_u, acc_u = best_tau(pos_u, neg_u)
 
     def q(xs: list[float]) -> str:
+        xs = [x for x in xs if x < 1e9]
         if not xs:
             return "-"
         s = sorted(xs)
         return (f"n={len(s)} min={s[0]:.3f} q25={s[len(s) // 4]:.3f} "
                 f"median={statistics.median(s):.3f} q75={s[3 * len(s) // 4]:.3f} max={s[-1]:.3f}")
 
-    print(f"model {be.info.name}: {len(steps)} steps, {len(out)} evaluations")
+    print(f"model {be.info.name}, preset {args.preset} ({cfg.sufficiency_mode}), split "
+          f"{args.split}: {len(qs)} questions, {len(steps)} steps, {len(out)} evaluations")
     print(f"supported   PPL: {q(pos)}")
     print(f"unsupported PPL: {q(neg)}")
     for t in (1.2, 1.3, 1.4, 1.5, 1.6, 1.8, 2.0, 2.5, 3.0):
-        print(f"  tau={t:<4}: balanced accuracy {balanced_acc(pos, neg, t):.3f} (ppl only), "
-              f"{balanced_acc(pos_u, neg_u, t):.3f} (ppl+unknown)")
-    print(f"best tau (ppl only) = {tau:.3f}, balanced accuracy {acc:.3f}")
-    print(f"best tau (ppl+unknown) = {tau_u:.3f}, balanced accuracy {acc_u:.3f}")
+        print(f"  tau={t:<4}: balanced accuracy {balanced_acc(pos, neg, t):.3f}")
+    print(f"best tau = {tau:.3f}, balanced accuracy {acc:.3f}")
+    at = round(balanced_acc(pos, neg, args.tau), 3) if args.tau else None
+    if at is not None:
+        print(f"at tau = {args.tau}: balanced accuracy {at:.3f}")
     unk = sum(o["unknown"] for o in out)
-    print(f"UNKNOWN answers: {unk}/{len(out)} "
-          f"(supported {sum(o['unknown'] for o in out if o['supported'])}, unsupported "
-          f"{sum(o['unknown'] for o in out if not o['supported'])})")
-    print(json.dumps({"model": be.info.name, "steps": len(steps), "n_pos": len(pos),
-                      "n_neg": len(neg),
-                      "median_ppl_supported": statistics.median(pos) if pos else None,
-                      "median_ppl_unsupported": statistics.median(neg) if neg else None,
-                      "best_tau_ppl": round(tau, 3), "balanced_acc_ppl": round(acc, 3),
-                      "best_tau_ppl_unknown": round(tau_u, 3),
-                      "balanced_acc_ppl_unknown": round(acc_u, 3)}))
+    print(f"UNKNOWN answers: {unk}/{len(out)}")
+    print(json.dumps({"model": be.info.name, "preset": args.preset,
+                      "mode": cfg.sufficiency_mode, "split": args.split,
+                      "questions": [x.id for x in qs], "steps": len(steps),
+                      "n_pos": len(pos), "n_neg": len(neg),
+                      "median_ppl_supported": statistics.median([x for x in pos if x < 1e9])
+                      if pos else None,
+                      "median_ppl_unsupported": statistics.median([x for x in neg if x < 1e9])
+                      if neg else None,
+                      "best_tau": round(tau, 3), "balanced_acc": round(acc, 3),
+                      "tau": args.tau, "balanced_acc_at_tau": at, "unknown": unk}))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,12 @@ FRAG's per-stage answer coverage (is a gold answer entity still present after ea
 
 Hits@1 is the FRAG paper's lenient rule (a normalised gold answer is a substring of the
 normalised answer); for CogGRAG it is the spec's contains-match. A refusal is a miss.
+``frag-simple`` and ``frag-complex`` are FRAG with the route forced (the paper's
+ablations); ``NAME@PRESET`` runs a method preset (``frag@small-model``). FRAG's router is
+trained on demo:train, so report figures on ``--split test``.
 
-    python benchmarks/methods_kg.py [--per-hop 3] [--methods frag,coggrag] [--model NAME]
+    python benchmarks/methods_kg.py --split test [--per-hop 0] \
+        [--methods frag,frag-simple,frag-complex] [--model NAME]
 
 The last printed line is one JSON object with the figures.
 """
@@ -29,17 +33,27 @@ from workbench.workspace import build_context  # noqa: E402
 
 STAGES = ("neighbourhood", "ppr", "relations", "paths", "selected")
 
-# Small-model budgets for CogGRAG so a benchmark stays in minutes on 2 CPU cores; the
-# paper-mode defaults (T_max 3, 768-token reasoning...) are one --set away.
-COG_FAST = {"max_level": 2, "max_children": 3, "max_nodes": 7, "max_items": 4,
-            "max_tokens_decompose": 160, "max_tokens_extract": 160, "max_tokens_reason": 200,
-            "max_tokens_rethink": 96}
+# CogGRAG runs its small-model preset (small budgets, so a benchmark stays in minutes on 2
+# CPU cores) unless --paper-coggrag asks for the paper-mode defaults.
 
 
-def pick_questions(ds, per_hop: int, ids: list[str] | None):
-    qs = [q for q in ds.questions if q.topic_entities and q.answers]
+ALIASES = {"frag-simple": ("frag", {"route": "simple"}),
+           "frag-complex": ("frag", {"route": "complex"})}
+
+
+def method_of(label: str) -> tuple[str, dict[str, str]]:
+    """``frag-simple`` -> ("frag", {"route": "simple"}); ``crp-rag@small-model`` -> preset."""
+    name, _, preset = label.partition("@")
+    name, over = ALIASES.get(name, (name, {}))
+    return name, {**over, **({"preset": preset} if preset else {})}
+
+
+def pick_questions(ds, per_hop: int, ids: list[str] | None, split: str | None = None):
+    qs = [q for q in ds.split(split) if q.topic_entities and q.answers]
     if ids:
         return [ds.question(i) for i in ids]
+    if per_hop <= 0:
+        return qs
     by: dict[str, list] = defaultdict(list)
     for q in qs:
         h = q.hops or 0
@@ -59,7 +73,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=DEFAULT_MODEL)
     ap.add_argument("--methods", default="frag,coggrag")
-    ap.add_argument("--per-hop", type=int, default=3, help="questions per hop bucket 1, 2, 3+")
+    ap.add_argument("--per-hop", type=int, default=3, help="questions per hop bucket 1, 2, 3+ "
+                    "(0 = every answerable question of the split)")
+    ap.add_argument("--split", help="demo split (test for reported figures; default: all)")
     ap.add_argument("--ids", nargs="*", help="explicit question ids instead")
     ap.add_argument("--n-ctx", type=int, default=4096)
     ap.add_argument("--paper-coggrag", action="store_true",
@@ -68,17 +84,19 @@ def main() -> None:
     args = ap.parse_args()
 
     ds = load_dataset("demo")
-    questions = pick_questions(ds, args.per_hop, args.ids)
+    questions = pick_questions(ds, args.per_hop, args.ids, args.split)
     t0 = time.perf_counter()
     be = LlamaCppBackend(resolve(args.model), n_ctx=args.n_ctx)
     load_s = time.perf_counter() - t0
     sets = parse_sets(args.set)
-    figures: dict = {"model": args.model, "n_questions": len(questions),
+    figures: dict = {"model": args.model, "split": args.split, "n_questions": len(questions),
                      "question_ids": [q.id for q in questions], "model_load_s": round(load_s, 2)}
-    for name in [m.strip() for m in args.methods.split(",") if m.strip()]:
-        over = {k.split(".", 1)[1]: v for k, v in sets.items() if k.startswith(name + ".")}
-        if name == "coggrag" and not args.paper_coggrag:
-            over = {**COG_FAST, **over}
+    for label in [m.strip() for m in args.methods.split(",") if m.strip()]:
+        name, over = method_of(label)
+        over.update({k.split(".", 1)[1]: v for k, v in sets.items()
+                     if k.startswith(label + ".") or k.startswith(name + ".")})
+        if name == "coggrag" and not args.paper_coggrag and "preset" not in over:
+            over = {"preset": "small-model", **over}
         rows = []
         for q in questions:
             method, ctx = build_context(name, llm=be, dataset="demo", overrides=over,
@@ -99,9 +117,11 @@ def main() -> None:
                    "completion_tokens": tot["completion_tokens"], "wall_s": round(wall, 2),
                    "answer": (ans.get("text") or "")[:80], "coverage": ev.get("coverage"),
                    "route": route, "lost_at": ev.get("lost_at"),
-                   "gold_min_hops": ev.get("gold_min_hops")}
+                   "gold_min_hops": ev.get("gold_min_hops"),
+                   "saw": any(e["data"].get("saw_question") for e in tr.log
+                              if e["type"] == "artefact_used")}
             rows.append(row)
-            print(f"{name:8s} {q.id:12s} hops={q.hops} hit={int(row['hit'])} "
+            print(f"{label:12s} {q.id:6s} hops={q.hops} hit={int(row['hit'])} "
                   f"calls={row['llm_calls']:2d} tokens={row['tokens']:5d} "
                   f"wall={row['wall_s']:6.1f}s route={route or '-':7s} "
                   f"lost_at={row['lost_at'] or '-':13s} {row['answer']!r}", flush=True)
@@ -119,6 +139,10 @@ def main() -> None:
                 fig["by_hops"][b] = {"n": len(sub),
                                      "hits@1": round(sum(r["hit"] for r in sub) / len(sub), 3)}
         if name == "frag":
+            artefact = next((e["data"] for e in tr.log if e["type"] == "artefact_used"), None)
+            fig["router"] = artefact and {k: artefact[k] for k in ("name", "fitted_on")}
+            fig["router_saw_questions"] = artefact and sum(
+                r.get("saw", False) for r in rows)
             cov = [r["coverage"] for r in rows if r["coverage"]]
             fig["coverage"] = {s: round(sum(bool(c[s]) for c in cov) / max(len(cov), 1), 3)
                                for s in STAGES}
@@ -130,9 +154,10 @@ def main() -> None:
                 / max(len(lab), 1), 3)
             fig["llm_calls_retrieval"] = 0
         if name == "coggrag":
-            fig["config"] = "paper defaults" if args.paper_coggrag else {"small_budgets": COG_FAST}
-        figures[name] = fig
-        print(f"{name}: {json.dumps(fig)}", flush=True)
+            fig["config"] = "paper defaults" if args.paper_coggrag else over.get("preset")
+        fig["overrides"] = over
+        figures[label] = fig
+        print(f"{label}: {json.dumps(fig)}", flush=True)
     print(json.dumps(figures))
 
 

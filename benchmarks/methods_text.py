@@ -1,9 +1,11 @@
 """Text methods on the demo questions with the default model: LLM calls, tokens, wall time and
 answer accuracy (contains-gold; a refusal or failure counts as wrong), token F1, and each method's wall
-time and tokens as a multiple of the vanilla LLM's in the same run.
+time and tokens as a multiple of the vanilla LLM's in the same run. ``NAME@PRESET`` runs a
+method preset (``crp-rag@small-model``). What the methods fit (PAR-RAG's exemplars,
+CRP-RAG's tau_ppl) comes from demo:train, so report figures on ``--split test``.
 
-    python benchmarks/methods_text.py [--methods crp-rag,par-rag,...] [--limit N]
-                                      [--set crp-rag.max_nodes=8 ...] [--store]
+    python benchmarks/methods_text.py --split test [--methods crp-rag,crp-rag@small-model,...]
+                                      [--limit N] [--set crp-rag.max_nodes=8 ...] [--store]
                                       [--model gemma3-270m]
 
 Prints one row per method and, as its last line, one JSON object of the figures.
@@ -37,6 +39,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--dataset", default="demo")
+    ap.add_argument("--split", help="dataset split (test for reported figures; default: all)")
     ap.add_argument("--limit", type=int, default=0, help="first N answerable questions (0 = all)")
     ap.add_argument("--stride", type=int, default=1,
                     help="every S-th answerable question (a spread over hop counts and types)")
@@ -54,7 +57,7 @@ def main() -> None:
         meth, _, key = k.partition(".")
         overrides.setdefault(meth, {})[key] = v
     ds = load_dataset(args.dataset)
-    qs = [q for q in ds.questions if q.answerable and q.answers][:: max(1, args.stride)]
+    qs = [q for q in ds.split(args.split) if q.answerable and q.answers][:: max(1, args.stride)]
     if args.ids:
         want = args.ids.split(",")
         qs = [ds.question(i) for i in want]
@@ -74,11 +77,14 @@ def main() -> None:
     figures: dict[str, dict[str, float]] = {}
     print(f"{'method':14s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
           f"{'acc':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
-    for name in args.methods.split(","):
+    for label in args.methods.split(","):
+        name, _, preset = label.partition("@")
+        over = {**({"preset": preset} if preset else {}), **overrides.get(name, {}),
+                **overrides.get(label, {})}
         calls, toks, walls, f1s, correct, refused, failed = [], [], [], [], 0, 0, 0
         for q in qs:
-            m, ctx = build_context(name, llm=be, dataset=args.dataset,
-                                   overrides=overrides.get(name), question_id=q.id)
+            m, ctx = build_context(name, llm=be, dataset=args.dataset, overrides=over,
+                                   question_id=q.id)
             t0 = time.perf_counter()
             tr = run_to_end(m, ctx, q.question, store=store, question_id=q.id)
             wall = time.perf_counter() - t0
@@ -97,7 +103,7 @@ def main() -> None:
             refused += bool(ans.get("refused"))
             failed += tr.status == "failed"
             if args.verbose:
-                print(f"  {name} {q.id}: {ans.get('text')!r} gold={q.answers!r} "
+                print(f"  {label} {q.id}: {ans.get('text')!r} gold={q.answers!r} "
                       f"{'OK' if ok else '--'} calls={calls[-1]} {wall:.1f}s [{tr.status}]",
                       flush=True)
         n = len(qs)
@@ -107,8 +113,8 @@ def main() -> None:
              "accuracy": round(correct / n, 3), "token_f1": round(statistics.mean(f1s), 3),
              "refusal_rate": round(refused / n, 3),
              "failed": failed}
-        figures[name] = f
-        print(f"{name:14s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
+        figures[label] = f
+        print(f"{label:14s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
               f"{f['mean_wall_s']:7.2f} {f['accuracy']:5.2f} {f['token_f1']:5.2f} "
               f"{f['refusal_rate']:7.2f} "
               f"{failed:6d}", flush=True)
@@ -117,7 +123,8 @@ def main() -> None:
         for f in figures.values():
             f["wall_ratio_vs_vanilla"] = round(f["mean_wall_s"] / max(base["mean_wall_s"], 1e-9), 2)
             f["token_ratio_vs_vanilla"] = round(f["mean_tokens"] / max(base["mean_tokens"], 1e-9), 2)
-    print(json.dumps({"model": be.info.name, "dataset": ds.name, "questions": len(qs),
+    print(json.dumps({"model": be.info.name, "dataset": ds.name, "split": args.split,
+                      "questions": len(qs),
                       "question_ids": [q.id for q in qs], "cpu_cores": os.cpu_count(),
                       "n_threads": args.threads, "load_avg_1m": os.getloadavg()[0],
                       "methods": figures}))

@@ -70,7 +70,11 @@ with tab_run:
                            if settings.dataset in names else 0)
     default_methods = [m for m in ("vanilla", "standard-rag") if m in methods_all]
     chosen = c2.multiselect("Methods", list(methods_all), default=default_methods)
-    c1, c2, c3, c4 = st.columns(4)
+    c0, c1, c2, c3, c4 = st.columns(5)
+    split = c0.selectbox("Split", ["test", "dev", "train", "all"],
+                         help="Evaluate one split. Anything a method fitted (FRAG's router, "
+                              "PAR-RAG's exemplars, CRP-RAG's tau) comes from train, so test "
+                              "is the honest one.")
     limit = c1.number_input("Questions (limit)", min_value=1, value=10, step=1)
     seed = c2.number_input("Seed", min_value=0, value=int(settings.seed), step=1)
     judge = c3.selectbox("LLM judge", ["same", "off"], help="'same' = the loaded model judges "
@@ -95,6 +99,9 @@ with tab_run:
         workers = st.number_input("Workers", min_value=1, max_value=16, value=1,
                                   help="Parallel workers. With llama.cpp each loads its own "
                                        "model in its own process and gets a share of the cores.")
+        allow_leakage = st.checkbox("Allow leakage", help="Score methods on questions their "
+                                    "fitted state saw (in-sample numbers); such rows are "
+                                    "marked. Off: the eval is refused.")
     running = jobs.active()
     if st.button("Launch eval", type="primary", disabled=bool(running) or not chosen):
         try:
@@ -102,7 +109,9 @@ with tab_run:
                                    seed=int(seed), sets_text=sets_text, grid_text=grid_text,
                                    preset=None if preset_name == "(none)" else preset_name,
                                    judge=judge, primary=None if primary == "auto" else primary,
-                                   method_classes=methods_all)
+                                   method_classes=methods_all,
+                                   split=None if split == "all" else split,
+                                   allow_leakage=allow_leakage)
             from workbench.ui.backend import get_llm
             kw = {"workers": int(workers)}
             if int(workers) <= 1:
@@ -164,6 +173,16 @@ with tab_results:
     row = next(r for r in evals if r["eval_id"] == eval_id)
     st.caption(f"judge: {row['judge']} · model: {row['model_name']} · primary metric: "
                f"{row['primary_metric']}")
+    from workbench.eval.leakage import marked as _leaked
+    from workbench.eval.runner import get_eval as _get_eval
+    leaked = _leaked(_get_eval(store, eval_id).get("spec"))
+    if leaked:
+        st.warning("In-sample rows (run with --allow-leakage): these configurations were "
+                   "scored on questions their fitted state saw.")
+        st.dataframe([{"method": m, "variant": v, "artefact": lk["artefact"],
+                       "fitted on": lk["fitted_on"], "questions seen": f"{lk['n']} of "
+                       f"{lk['n_evaluated']}"} for (m, v), lks in leaked.items() for lk in lks],
+                     hide_index=True, width="stretch")
     spec_knobs = sorted({r["k"] for r in store.query(
         "SELECT DISTINCT unnest(json_keys(knobs)) AS k FROM eval_items WHERE eval_id = ?",
         [eval_id]) if r["k"]})

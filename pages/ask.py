@@ -9,6 +9,7 @@ from workbench.ui import backend, live
 from workbench.ui import data as D
 from workbench.ui import model_status as MS
 from workbench.ui import widgets as W
+from workbench.ui.method_docs import preset_picker
 from workbench.viz.inspect import run_summary
 
 K = "ask"
@@ -43,7 +44,10 @@ mcls = methods[mname]
 with top[2]:
     with st.popover("Knobs", width="stretch", help="The method's typed configuration"):
         W.method_help(mcls)
-        overrides = W.knob_inputs(mcls.Config, f"{K}__knobs__{mname}")
+        preset, base = preset_picker(mcls.Config, f"{K}__knobs__{mname}")
+        overrides = W.knob_inputs(mcls.Config, f"{K}__knobs__{mname}", base=base)
+        if preset:
+            overrides = {"preset": preset, **overrides}
 with top[3]:
     run_clicked = st.button("Run", type="primary", disabled=running, width="stretch", key="ask_run",
                             help="Run the method on the question; the graph grows below.")

@@ -81,6 +81,7 @@ def test_page_launches_an_eval_and_shows_progress(isolated_home):
         next(m for m in at.multiselect if m.label == "Methods").set_value(["vanilla"])
         next(n for n in at.number_input if n.label.startswith("Questions")).set_value(4)
         next(s for s in at.selectbox if s.label == "LLM judge").set_value("off")
+        next(s for s in at.selectbox if s.label == "Split").set_value("all")
         at.run()
         next(b for b in at.button if b.label == "Launch eval").click().run()
         assert not at.exception, at.exception

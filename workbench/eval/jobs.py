@@ -109,7 +109,8 @@ def parse_lines(text: str) -> dict[str, str]:
 def build_spec(*, dataset: str, methods: list[str], limit: int | None, seed: int = 0,
                sets_text: str = "", grid_text: str = "", preset: str | None = None,
                judge: str = "same", primary: str | None = None, label: str = "",
-               method_classes: dict[str, type] | None = None) -> EvalSpec:
+               method_classes: dict[str, type] | None = None, split: str | None = None,
+               allow_leakage: bool = False) -> EvalSpec:
     """The Evaluate page's form as an :class:`EvalSpec` (the same rules as the CLI)."""
     from . import presets
     from ..methods import all_methods
@@ -118,7 +119,7 @@ def build_spec(*, dataset: str, methods: list[str], limit: int | None, seed: int
             for k, v in parse_lines(grid_text).items()}
     spec = EvalSpec(dataset=dataset, methods=list(methods), limit=limit, seeds=[int(seed)],
                     sets=parse_lines(sets_text), grid=grid, judge=judge, primary=primary,
-                    label=label)
+                    label=label, split=split or None, allow_leakage=allow_leakage)
     if preset:
         spec = apply_sweep(spec, presets.to_sweep(preset, method_classes or all_methods(),
                                                   methods or None))

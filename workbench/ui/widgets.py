@@ -146,10 +146,14 @@ def _has_ctx() -> bool:
 # ---------------------------------------------------------------- knobs
 
 
-def knob_inputs(cfg_cls: type, key: str, initial: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Widgets for a typed config; returns the overrides that differ from the defaults."""
+def knob_inputs(cfg_cls: type, key: str, initial: dict[str, Any] | None = None,
+                base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Widgets for a typed config; returns the overrides that differ from the defaults, or
+    from ``base`` (a preset's values) where it has the knob. The ``preset`` knob itself is
+    the preset picker's (ui.method_docs)."""
     initial = initial or {}
-    specs = cfgmod.knobs(cfg_cls)
+    base = base or {}
+    specs = [sp for sp in cfgmod.knobs(cfg_cls) if sp.name != "preset"]
     out: dict[str, Any] = {}
     groups: dict[str, list[cfgmod.KnobSpec]] = {}
     for sp in specs:
@@ -164,7 +168,7 @@ def knob_inputs(cfg_cls: type, key: str, initial: dict[str, Any] | None = None) 
                 val = _knob_widget(sp, f"{key}__{sp.name}", initial.get(sp.name, sp.default))
             if val is _INVALID:
                 continue
-            if val != sp.default:
+            if val != base.get(sp.name, sp.default):
                 out[sp.name] = val
     return out
 
@@ -582,6 +586,9 @@ def method_help(cls: type) -> None:
     if thr:
         bits.append("what-if: " + ", ".join(f"{k} via {v[0]}" for k, v in thr.items()))
     st.caption(md_escape(desc) + ("  \n" if desc else "") + " · ".join(bits))
+    if getattr(cls, "Config", None) is not None:
+        from .method_docs import paper_table
+        paper_table(cls.Config)
 
 
 def nodes_table(trace: Any) -> None:
