@@ -7,7 +7,7 @@ method's expansion). A triple is relevant iff it is on the gold path. For each Î
 report recall (gold triples kept), the mean number kept per question and F1; the
 last line is a JSON object with the best Îµ and the figures at the paper's 0.7.
 
-    python benchmarks/coggrag_epsilon.py [--model PATH_OR_NAME]
+    python benchmarks/coggrag_epsilon.py --split train [--model PATH_OR_NAME]
 """
 from __future__ import annotations
 
@@ -29,12 +29,13 @@ from workbench.methods.frag_kg import is_noise_relation  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=None, help="sentence-transformers folder (default MiniLM)")
+    ap.add_argument("--split", default="train", help="demo split calibrated on (train)")
     args = ap.parse_args()
     ds = load_dataset("demo")
     kg = ds.kg()
     emb = get_embedder(args.model)
     rows = []          # (score, relevant, qid)
-    for q in ds.questions:
+    for q in ds.split(args.split):
         for h, r, t in q.gold_path or []:
             key = verbalise(kg.name(h), humanise_rel(r, "last"), "unknown", "plain")
             cands = [(h, rel, o) if d == "out" else (o, rel, h) for rel, o, d in kg.neighbors(h)
@@ -63,7 +64,8 @@ def main() -> None:
               f"kept/question={kept.sum() / nq:.1f}")
     best = max(table, key=lambda r: (r["f1"], -r["eps"]))
     at07 = next(r for r in table if abs(r["eps"] - 0.7) < 1e-6)
-    print(json.dumps({"embedder": emb.name, "n_gold_triples": int(rel.sum()),
+    print(json.dumps({"embedder": emb.name, "split": args.split,
+                      "n_gold_triples": int(rel.sum()),
                       "n_candidates": len(rows), "gold_score_median": round(float(
                           np.median(scores[rel])), 3), "other_score_median": round(float(
                           np.median(scores[~rel])), 3), "best": best, "at_0.7": at07}))

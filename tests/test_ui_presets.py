@@ -5,12 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import test_ui_support as S
 from tests.kg_toy import import_toy_dataset
-from workbench import settings as settings_mod
+from tests.test_ui_pages import ui  # noqa: F401  (the pages' fixture: toy data, scripted LLM)
 from workbench.methods import all_methods
-from workbench.ui import backend
-from workbench.ui import widgets as W
 from workbench.ui.method_docs import paper_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,21 +24,6 @@ def test_every_knob_has_a_paper_row(name):
         assert r["differs"] == (r["paper"] not in (C.NOT_IN_PAPER, r["this default"]))
     crp = {r["knob"]: r for r in paper_rows(all_methods()["crp-rag"].Config)}
     assert crp["sufficiency_mode"]["paper"] == "ppl" == crp["sufficiency_mode"]["this default"]
-
-
-@pytest.fixture
-def ui(isolated_home, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_UI_WARM", "0")
-    S.register()
-    backend.set_override(S.scripted_backend())
-    W._STORES.clear()
-    s = settings_mod.load()
-    s.dataset = "ui-toy"
-    settings_mod.save(s)
-    yield isolated_home
-    backend.clear_override()
-    S.unregister()
-    W._STORES.clear()
 
 
 def test_ask_preset_picker_sets_the_knobs_and_records_the_preset(ui):

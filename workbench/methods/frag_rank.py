@@ -73,11 +73,14 @@ class Ranker:
         if not texts:
             return []
         if self.kind == "embedding":
-            from ..knowledge.rank import rank_by_similarity
-            out = [0.0] * len(texts)
-            for i, s in rank_by_similarity(query, list(texts), self.embedder):
-                out[i] = float(s)
-            return out
+            # memoised even for thousands of paths: FRAG-Simple / FRAG-Complex and reruns
+            # score the same path texts again
+            try:
+                V = self.embedder.encode(list(texts), memo=True)
+                q = self.embedder.encode(query, memo=True)
+            except TypeError:            # an embedder without the keyword (tests' fakes)
+                V, q = self.embedder.encode(list(texts)), self.embedder.encode(query)
+            return [float(x) for x in (V @ q)]
         if self.kind == "cross_encoder":
             return [float(x) for x in self._ce.predict([(query, t) for t in texts],
                                                        batch_size=128)]
