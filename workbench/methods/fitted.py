@@ -65,13 +65,14 @@ class FitRecord:
         hashes = set(self.text_hashes)
         return [q.id for q in questions if q.id in ids or text_hash(q.question) in hashes]
 
-    def event(self, node_id: str | None, question: Any = None, dataset: str = "") -> T.Event:
+    def event(self, node_id: str | None, question: Any = None, dataset: str = "",
+              **info: Any) -> T.Event:
         """The run's record of this artefact; ``saw_question`` when the run's own question
         (a dataset question) is among the ones it was fitted on."""
         saw = None
         if question is not None:
             saw = bool(self.saw([question], dataset))
-        return T.custom(ARTEFACT_EVENT, node_id, **self.summary(), saw_question=saw)
+        return T.custom(ARTEFACT_EVENT, node_id, **self.summary(), saw_question=saw, **info)
 
 
 def record(kind: str, name: str, dataset: str, split: str, questions: Sequence[Any],

@@ -238,7 +238,8 @@ class Frag(Method):
                            features=est.features, model=_model_summary(est.model_info),
                            note=override_note, delta=frag_router.DELTA)
         if router is not None and router.record is not None:
-            yield router.record.event("router", gold, ctx.dataset)
+            yield router.record.event("router", gold, ctx.dataset,
+                                      decides_route=source == "classifier")
         yield T.node_scored("router", {"p_complex": est.p_complex},
                             {"p_complex": cfg.route_threshold})
         yield T.custom("hop_range_estimated", "router", p_complex=est.p_complex, label=est.label,
