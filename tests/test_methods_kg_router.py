@@ -123,3 +123,33 @@ def test_cli_train_router_and_route(toy, capsys):
                      "toy-train"]) == 0
     out = capsys.readouterr().out
     assert "p_complex=" in out and ("SIMPLE" in out or "COMPLEX" in out)
+
+
+def test_batch_feedback_builds_a_new_router_over_a_share_of_a_split(toy, tmp_path,
+                                                                    monkeypatch):
+    from workbench.eval import leakage
+    from workbench.eval.plan import EvalSpec, plan_variants
+    from workbench.llm.scripted import ScriptedBackend
+    from workbench.methods import all_methods
+    from workbench.methods.frag_feedback import build_feedback_router
+    monkeypatch.setattr(R, "default_dir", lambda: tmp_path / "routers")
+    base, _ = R.train_router("toy:train", per_hop=20)
+    saved = (tmp_path / "routers" / "toy-train.json").read_bytes()
+    be = ScriptedBackend(default="Glass Harbor -> film.film.directed_by -> Ilse Varga -> "
+                                 "people.person.place_of_birth -> Port Amsel -> "
+                                 "location.location.containedby -> Norvania")
+    r, rep = build_feedback_router(be, "toy", "test", base="toy:train", ratio=0.5,
+                                   overrides={"ranker": "tfidf"})
+    assert rep["target"] == 1 and rep["feedback"] == 1 and rep["consulted"] == 1
+    assert len(be.calls) == 1 and "copy the one path" in be.calls[0]["prompt"]
+    assert rep["rows"][0]["hops"] == 3 and rep["rows"][0]["y_fb"] == "complex"
+    assert (tmp_path / "routers" / f"{rep['name']}.json").exists()
+    assert (tmp_path / "routers" / "toy-train.json").read_bytes() == saved   # base untouched
+    rec = r.record
+    assert rec.supervision == "llm-feedback" and rec.fitted_on == "toy:test"
+    assert rec.extra["base"] == "toy-train" and rec.extra["ratio"] == 0.5
+    # evaluating with it on the split it saw is refused; the message points to another split
+    vs = plan_variants(EvalSpec("toy", ["frag"], sets={"router": rep["name"]}), all_methods())
+    leaks = leakage.find(toy.split("test"), "toy", vs, all_methods())
+    assert [lk.supervision for lk in leaks] == ["llm-feedback"]
+    assert "frag feedback --split dev" in leakage.message(leaks, "test")

@@ -123,7 +123,8 @@ def build_feedback_router(llm: Any, dataset: str, split: str, *, base: str = "",
             echo(f"{q.id} routed {est.label:7s} -> {y_fb or 'no feedback'} {line[:70]!r}")
         if y_fb is not None:
             samples.append(frag_router.LabelledQuestion(q.question, hops, "feedback"))
-    name = name or f"{router.model.get('name', 'router')}+fb-{dataset}-{split}"
+    name = frag_router.artefact_name(name or
+                                    f"{router.model.get('name', 'router')}-fb-{dataset}-{split}")
     rec = fitted.record("frag_router", name, dataset, split, seen, supervision="llm-feedback",
                         data=[[s.text, s.hops] for s in samples], base=router.model.get("name"),
                         ratio=ratio, seed=seed, model=getattr(llm.info, "name", ""))

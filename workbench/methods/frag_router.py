@@ -320,7 +320,7 @@ def _fit(train: list[LabelledQuestion], seed: int = 0, C: float = 4.0) -> dict[s
     }
 
 
-def _name_of_ref(ref: str) -> str:
+def artefact_name(ref: str) -> str:
     """The artefact name of a router trained on ``ref``: ``demo:train`` -> ``demo-train``."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", ref.strip()).strip("-")
 
@@ -368,7 +368,7 @@ def train_router(ref: str = DEFAULT_TRAIN, *, out_dir: Path | None = None,
         if (kg is not None and templates) else []
     own = labelled_questions(qs, kg, f"{ds_name}:{split}")
     train = gen + own
-    name = name or _name_of_ref(ref)
+    name = name or artefact_name(ref)
     model = _fit(train, seed)
     router = TfidfLRRouter(model)
     report: dict[str, Any] = {"train": ref, "n_templates": len(gen), "n_questions": len(own),
@@ -400,6 +400,7 @@ def train_router(ref: str = DEFAULT_TRAIN, *, out_dir: Path | None = None,
 
 
 def save(model: dict[str, Any], out_dir: Path | None = None) -> Path:
+    model["name"] = artefact_name(model["name"])
     path = (out_dir or default_dir()) / f"{model['name']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -419,7 +420,7 @@ def adapted_copy(router: TfidfLRRouter, samples: Sequence[LabelledQuestion], *,
     keep = {k: v for k, v in router.model.items()
             if k not in ("vocabulary", "idf", "coef", "intercept", "extra_mean", "extra_scale")}
     model.update(keep)
-    model.update({"name": name or f"{router.model.get('name', 'router')}+feedback",
+    model.update({"name": name or f"{router.model.get('name', 'router')}-feedback",
                   "base": router.model.get("name"), "n_feedback": len(samples),
                   "feedback": [[x.text, x.hops] for x in samples],
                   "adapted_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -444,7 +445,7 @@ def load_router(name: str = DEFAULT_TRAIN, *, out_dir: Path | None = None,
     trained on the question set ``name`` (``demo:train``; trained now if absent and
     ``auto_train``). None when it cannot be had."""
     d = out_dir or default_dir()
-    f = d / f"{_name_of_ref(name)}.json"
+    f = d / f"{artefact_name(name)}.json"
     key = str(f)
     if key in _CACHE and f.exists():
         return _CACHE[key]
