@@ -259,6 +259,9 @@ with tab_results:
         st.subheader("Score against a knob")
         _chart(C.knob_response(data["knob"], knob), "ev_knob", f"knob:{knob}")
 
+    from workbench.ui.triage_view import evaluate_section
+    evaluate_section(store, eval_id)
+
     st.subheader("Error modes (annotations)")
     if data["modes"]:
         try:

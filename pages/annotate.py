@@ -8,6 +8,7 @@ import streamlit as st
 
 from workbench import annotations as A
 from workbench.ui import queries as Q
+from workbench.ui import triage_view as TV
 from workbench.ui import widgets as W
 
 K = "ann"
@@ -50,6 +51,7 @@ with tab_all:
                       for a in anns], hide_index=True, width="stretch")
     else:
         st.caption("No annotations yet.")
+    TV.agreement_caption(store)
 
 with tab_one:
     if not recent:
@@ -70,12 +72,15 @@ with tab_one:
     tr = store.trace(run_id)
     anns = store.annotations(run_id)
     badges = A.node_badges(anns, tr)
+    tri = TV.for_run(store, tr, run_id)
     left, right = st.columns([3, 2])
     with left:
-        W.draw_graph(tr, key=K, badges=badges, height=460)
+        W.draw_graph(tr, key=K, badges=badges, height=460, triage=tri)
         W.answer_box(tr, {"correct": info[run_id]["correct"]}
                      if info[run_id]["correct"] is not None else None)
+        TV.banner(tri)
     with right:
+        TV.label_panel(store, tr, run_id, tri, key=K)
         target_kind = st.segmented_control("Target", list(A.TARGET_KINDS), default="run",
                                            key=f"{K}__kind") or "run"
         if target_kind == "node":
@@ -118,7 +123,7 @@ with tab_one:
                 st.rerun()
             except ValueError as e:
                 W.error(str(e))
-        sugg = A.suggest(tr)
+        sugg = TV.taxonomy_suggestions(tri) + A.suggest(tr)
         if sugg:
             st.markdown("**Suggested** (heuristics; confirm before saving)")
             for i, s in enumerate(sugg):

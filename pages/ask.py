@@ -8,6 +8,7 @@ from workbench.trace import Trace
 from workbench.ui import backend, live
 from workbench.ui import data as D
 from workbench.ui import model_status as MS
+from workbench.ui import triage_view as TV
 from workbench.ui import widgets as W
 from workbench.ui.method_docs import preset_picker
 from workbench.viz.inspect import run_summary
@@ -93,6 +94,8 @@ def live_panel() -> None:
     b: live.LiveBatch | None = ss.get("ask_batch")
     js = b.jobs[0] if b is not None else None
     tr = b.view(0) if b is not None else Trace()
+    tri = TV.for_run(W.store_or_stop(), tr, js.run_id, (js.verdict or {}).get("correct")) \
+        if js is not None and not b.running else None
     head = st.columns([6, 1], vertical_alignment="center")
     with head[0]:
         if js is None:
@@ -103,6 +106,7 @@ def live_panel() -> None:
                           error_msg=js.error)
             MS.generating(js.partial)
             MS.crash_notice(js.error if not b.running else None, key=K)
+            TV.banner(tri)
     with head[1]:
         if b is not None and b.running:
             if st.button("Stop", key="ask_stop", width="stretch", disabled=b.stopping,
@@ -121,7 +125,7 @@ def live_panel() -> None:
                                  "overrides": {**js.job.overrides, **rerun}, "autorun": True}
             st.rerun(scope="app")
     with left:
-        W.draw_graph(tr, key=K, whatif=w, height=520)
+        W.draw_graph(tr, key=K, whatif=w, height=520, triage=tri)
         with st.expander("All nodes"):
             W.nodes_table(tr)
     if b is None:
@@ -130,7 +134,7 @@ def live_panel() -> None:
         return
     with t_ins:
         nid = W.node_picker(tr, key=K)
-        W.inspector(tr, nid, key=K)
+        W.inspector(tr, nid, key=K, triage=tri)
     with t_ans:
         W.answer_box(tr, js.verdict)
         failed = [n.id for n in tr.nodes.values() if n.state == "parse_failed"]

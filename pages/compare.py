@@ -7,6 +7,7 @@ import streamlit as st
 from workbench.llm.base import LLMError
 from workbench.ui import backend, live
 from workbench.ui import queries as Q
+from workbench.ui import triage_view as TV
 from workbench.ui import widgets as W
 from workbench.ui import model_status as MS
 from workbench.viz.figures import compare_bars
@@ -42,10 +43,12 @@ if mode == "Stored runs":
     table = []
     for (rid, tr), col in zip(traces, cols):
         run = store.get_run(rid) or {}
+        tri = TV.for_run(store, tr, rid)
         with col:
             st.markdown(f"**{W.md_escape(tr.method)}** · `{rid}`")
-            W.draw_graph(tr, key=f"{K}__s_{rid}", height=360)
+            W.draw_graph(tr, key=f"{K}__s_{rid}", height=360, triage=tri)
             W.answer_box(tr, {"correct": run["correct"]} if run.get("correct") is not None else None)
+            TV.banner(tri)
         table.append(W.summary_row(tr, f"{tr.method} {rid[-5:]}",
                                    {"correct": run["correct"]} if run.get("correct") is not None
                                    else None, (run.get("wall_ms") or 0) / 1000.0))
@@ -98,16 +101,21 @@ def panel() -> None:
         b.stop()
     cols = st.columns(len(b.jobs))
     table = []
+    tris = []
     for i, (js, col) in enumerate(zip(b.jobs, cols)):
         tr = b.view(i)
+        tri = TV.for_run(W.store_or_stop(), tr, js.run_id, (js.verdict or {}).get("correct")) \
+            if js.run_id and js.status not in ("running", "pending", "starting") else None
+        tris.append(tri)
         with col:
             st.markdown(f"**{i + 1}. {W.md_escape(js.job.label)}**")
             W.status_line(W.run_summary(tr), status=js.status, elapsed_s=b.elapsed(i),
                           error_msg=js.error)
             MS.generating(js.partial)
             MS.crash_notice(js.error if not b.running else None, key=f"{K}__{i}")
-            W.draw_graph(tr, key=f"{K}__g{i}", height=340)
+            W.draw_graph(tr, key=f"{K}__g{i}", height=340, triage=tri)
             W.answer_box(tr, js.verdict)
+            TV.banner(tri)
         table.append(W.summary_row(tr, f"{i + 1}. {js.job.label}", js.verdict,
                                    b.elapsed(i) if js.started else 0.0))
     st.dataframe(table, hide_index=True, width="stretch",
@@ -119,7 +127,7 @@ def panel() -> None:
                      key=f"{K}__icol")
     tr = b.view(j)
     nid = W.node_picker(tr, key=f"{K}__g{j}")
-    W.inspector(tr, nid, key=f"{K}__g{j}")
+    W.inspector(tr, nid, key=f"{K}__g{j}", triage=tris[j])
     if not b.running and ss.get("cmp_was_running"):
         ss["cmp_was_running"] = False
         st.rerun(scope="app")

@@ -23,7 +23,7 @@ import duckdb
 from . import settings as settings_mod
 from .trace import Event, Trace
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -78,6 +78,19 @@ _MIGRATIONS: dict[int, list[str]] = {
             judge VARCHAR, judge_ms DOUBLE, structure JSON, created_at DOUBLE,
             PRIMARY KEY (eval_id, item_key))""",
         "CREATE INDEX IF NOT EXISTS runs_eval_idx ON runs (eval_id)",
+    ],
+    4: [
+        # v4: knowledge-centric failure triage, one row per run (workbench/triage), and the
+        # people's own failure-class labels, kept apart from the suggestions.
+        """CREATE TABLE IF NOT EXISTS triage (
+            run_id VARCHAR PRIMARY KEY, version INTEGER, created_at DOUBLE,
+            verdict BOOLEAN, failure_class VARCHAR, reason VARCHAR, break_node VARCHAR,
+            break_kind VARCHAR,
+            knowledge VARCHAR, hops INTEGER, found INTEGER, found_q INTEGER,
+            recall_q DOUBLE, recall_node DOUBLE, detail JSON)""",
+        """CREATE TABLE IF NOT EXISTS triage_labels (
+            run_id VARCHAR PRIMARY KEY, failure_class VARCHAR, break_node VARCHAR,
+            author VARCHAR, note VARCHAR, created_at DOUBLE)""",
     ],
 }
 
@@ -321,7 +334,8 @@ class Store:
         with self._tx() as con:
             evals = [r[0] for r in con.execute(
                 "SELECT DISTINCT eval_id FROM eval_items WHERE run_id = ?", [run_id]).fetchall()]
-            for table in ("events", "llm_calls", "annotations", "eval_items", "runs"):
+            for table in ("events", "llm_calls", "annotations", "eval_items", "triage",
+                          "triage_labels", "runs"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             for eid in evals:
                 con.execute("UPDATE eval_batches SET n_done = (SELECT count(*) FROM eval_items "

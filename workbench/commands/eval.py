@@ -189,6 +189,9 @@ def _print_summary(st: Store, eval_id: str) -> None:
         for p in pairs:
             print(f"  {p['a']} - {p['b']}: {p['diff']:+.3f} [{p['lo']:+.3f},{p['hi']:+.3f}] "
                   f"n={p['n_paired']} p={p['mcnemar_p']:.3g}")
+    from ..triage import report, store as triage_store
+    print()
+    print("\n".join(report.lines(triage_store.summary(st, eval_id))))
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -224,9 +227,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise LookupError("no eval stored yet")
         if args.action == "show":
             row = get_eval(st, eval_id)
+            from ..triage import store as triage_store
             if args.json:
                 print(json.dumps({"eval": row, "summary": Q.summary(st, eval_id),
-                                  "paired": Q.paired(st, eval_id)}, indent=2,
+                                  "paired": Q.paired(st, eval_id),
+                                  "triage": triage_store.summary(st, eval_id)}, indent=2,
                                  default=str))
                 return 0
             print(f"{eval_id} [{row['status']}] dataset={row['dataset']} "

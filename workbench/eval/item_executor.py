@@ -226,6 +226,7 @@ class ItemExecutor:
 def score_item(setup: WorkerSetup, item: Item, tr: T.Trace, run_ms: float, judge: Any,
                model_sha256: str) -> dict[str, Any]:
     """The ``eval_items`` row of one run (plus ``_metrics`` for ``runs.metrics``)."""
+    from ..triage.store import eval_metrics as eval_triage
     q, v = item.question, item.variant
     sc = setup.scoring
     ans = tr.answer or {}
@@ -264,7 +265,7 @@ def score_item(setup: WorkerSetup, item: Item, tr: T.Trace, run_ms: float, judge
         "_metrics": {**{k: getattr(s, k) for k in (
             "em", "f1", "contains", "rouge_l", "rouge_f1", "hits1", "acc_lm", "fever",
             "crag_label", "crag_points", "crag_decided_by", "primary", "judge",
-            "judge_raw", "judge_error")}, **struct},
+            "judge_raw", "judge_error")}, **struct, **eval_triage(tr, q, s.correct)},
     }
 
 

@@ -1,4 +1,5 @@
-"""Reusable Streamlit widgets: page set-up, errors, knobs, graph, inspector, what-if.
+"""Reusable Streamlit widgets: page set-up, errors, knobs, graph, what-if (the node
+inspector lives in :mod:`.inspector`).
 
 Untrusted text (passages, model output, prompts, node text) is shown with
 ``st.code`` / ``st.text`` / dataframes, or through :func:`~workbench.viz.safe.md_escape`
@@ -8,7 +9,6 @@ escaped (heatmap) or fixed by the workbench (legend). No ``unsafe_allow_html``.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import streamlit as st
@@ -19,11 +19,11 @@ from ..annotations import label as tag_label
 from ..store import Store, StoreError
 from ..viz import whatif as wi
 from ..viz.graph import build_view
-from ..viz.heatmap import token_heatmap_html
-from ..viz.inspect import node_call_ids, node_details, run_summary
+from ..viz.inspect import node_call_ids, run_summary
 from ..viz.safe import esc, md_escape, shorten
 from . import data as uidata
 from .component import graph as graph_component
+from .inspector import _num, inspector  # noqa: F401  (pages call W.inspector)
 
 # ---------------------------------------------------------------- set-up, errors, store
 
@@ -254,11 +254,14 @@ def status_line(summary: dict[str, Any], *, status: str, elapsed_s: float,
 
 def draw_graph(trace: Any, *, key: str, view: str | None = None, whatif: Any = None,
                badges: dict[str, list[str]] | None = None, height: int = 520,
-               empty: str = "The graph appears here as the method runs.") -> str | None:
-    """Draw the trace; returns a node id when the user clicked one since the last call."""
+               empty: str = "The graph appears here as the method runs.",
+               triage: Any = None) -> str | None:
+    """Draw the trace (``triage``: a Triage whose gold markers and breaking node are
+    drawn); returns a node id when the user clicked one since the last call."""
     sel = st.session_state.get(f"{key}__node")
     v = view or (trace.meta or {}).get("view") or "graph"
-    data = build_view(trace, view=v, whatif=whatif, badges=badges, selected=sel)
+    data = build_view(trace, view=v, whatif=whatif, badges=badges, selected=sel,
+                      triage=triage.overlay() if triage is not None else None)
     st.session_state[f"{key}__view"] = data          # tests and exports read this
     node, t = graph_component(data, key=f"{key}__graph", height=height, empty=empty)
     clicked = None
@@ -301,131 +304,6 @@ def node_picker(trace: Any, *, key: str) -> str | None:
                        help="Or click a node in the graph.")
     ss[f"{key}__node"] = nid
     return nid
-
-
-# ---------------------------------------------------------------- inspector
-
-
-def _num(v: Any, nd: int = 3) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.{nd}g}" if math.isfinite(v) else str(v)
-    return str(v)
-
-
-def _secs(ms: Any) -> str:
-    if ms is None:
-        return "–"
-    ms = float(ms)
-    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
-
-
-def inspector(trace: Any, node_id: str | None, *, key: str) -> None:
-    if not node_id or node_id not in trace.nodes:
-        st.caption("Select a node to inspect it.")
-        return
-    d = node_details(trace, node_id)
-    st.markdown(f"**{md_escape(d['id'])}** · {md_escape(d['kind'])} · "
-                f"state **{md_escape(d['state'])}**" + (f" · layer {d['layer']}" if d["layer"] else "")
-                + (" · :material/flag: answer node" if d["is_answer_node"] else ""))
-    st.code(d["text"] or "(no text)", language=None, wrap_lines=True)
-    c1, c2, c3 = st.columns(3)
-    c1.metric("Perplexity", _num(d["perplexity"]))
-    c2.metric("Confidence", _num(d["confidence"]))
-    c3.metric("LLM calls", f"{len(d['llm_calls'])}", help=f"{_secs(d['latency_ms'])} in total")
-    if d["scores"]:
-        has_thr = any(r["threshold"] is not None for r in d["scores"])
-        rows = []
-        for r in d["scores"]:
-            row = {"score": r["score"], "value": r["value"]}
-            if has_thr:
-                row.update(threshold="–" if r["threshold"] is None else r["threshold"],
-                           margin="–" if r["margin"] is None else r["margin"],
-                           verdict={True: "passes", False: "fails", None: "–"}[r["passes"]])
-            rows.append(row)
-        st.dataframe(rows, hide_index=True, width="stretch")
-    tabs = st.tabs(["Evidence", "LLM calls", "Links", "Details"])
-    with tabs[0]:
-        if d["queries"]:
-            for i, q in enumerate(d["queries"]):
-                st.markdown(f"**Query {i + 1}:** {md_escape(q)}")
-            st.dataframe([{k: r[k] for k in ("retrieval", "rank", "retriever", "score", "title",
-                                             "text")} for r in d["evidence"]],
-                         hide_index=True, width="stretch",
-                         column_config={"text": st.column_config.TextColumn(width="large")})
-        else:
-            st.caption("Nothing was retrieved for this node.")
-        for k, v in d["knowledge"].items():
-            st.markdown(f"**Aggregated knowledge** ({md_escape(k)})")
-            st.code(v if isinstance(v, str) else json.dumps(v, indent=1, default=str),
-                    language=None, wrap_lines=True)
-        for k, v in d["answers"].items():
-            st.markdown(f"**{md_escape(k)}**")
-            st.code(v if isinstance(v, str) else json.dumps(v, indent=1, default=str),
-                    language=None, wrap_lines=True)
-    with tabs[1]:
-        calls = d["llm_calls"]
-        if not calls:
-            st.caption("No LLM call is attached to this node.")
-        else:
-            labels = [f"{i + 1}. {c['purpose'] or 'call'} · {_secs(c['latency_ms'])} · "
-                      f"{c['completion_tokens']} tok · PPL {_num(c['perplexity'])}"
-                      for i, c in enumerate(calls)]
-            i = st.selectbox("Call", range(len(calls)), format_func=lambda j: labels[j],
-                             key=f"{key}__call_{node_id}") if len(calls) > 1 else 0
-            c = calls[i]
-            m1, m2 = st.columns(2)
-            m1.metric("Perplexity", _num(c["perplexity"]))
-            m2.metric("Confidence", _num(c["confidence"]))
-            m3, m4 = st.columns(2)
-            m3.metric("Latency", _secs(c["latency_ms"]))
-            m4.metric("Tokens", f"{c['prompt_tokens']}+{c['completion_tokens']}",
-                      help="prompt + completion")
-            st.caption("Output, coloured by token probability (hover a token for its logprob):")
-            if c["tokens"]:
-                st.html(token_heatmap_html(c["tokens"]))
-            else:
-                st.code(c["output"], language=None, wrap_lines=True)
-                st.caption("No per-token logprobs were recorded for this call.")
-            with st.expander("Prompt sent"):
-                st.code(c["prompt"], language=None, wrap_lines=True)
-            st.caption(f"finish: {c['finish_reason']} · cached prompt tokens: "
-                       f"{c['cached_prompt_tokens']} · phase: {c['phase'] or '-'}")
-    with tabs[2]:
-        for title, items in (("Parents", d["parents"]), ("Children", d["children"])):
-            st.markdown(f"**{title}**")
-            if not items:
-                st.caption("none")
-            for it in items:
-                if st.button(f"{it['id']} · {shorten(it['text'], 60)}",
-                             key=f"{key}__go_{node_id}_{title}_{it['id']}"):
-                    st.session_state[f"{key}__node"] = it["id"]
-                    st.session_state[f"{key}__sel"] = it["id"]
-                    st.rerun(scope="fragment") if _in_fragment() else st.rerun()
-        if d["paths"]:
-            st.markdown("**Paths through this node**")
-            st.dataframe([{"path": p["path_id"], "state": p["state"], "nodes": " → ".join(p["nodes"])}
-                          for p in d["paths"]], hide_index=True, width="stretch")
-    with tabs[3]:
-        if d["attrs"]:
-            st.json(d["attrs"], expanded=False)
-        if d["events"]:
-            st.caption("Method events about this node")
-            st.dataframe([{"seq": e["seq"], "type": e["type"],
-                           "data": shorten(json.dumps(e["data"], default=str), 200)}
-                          for e in d["events"]], hide_index=True, width="stretch")
-        if not d["attrs"] and not d["events"]:
-            st.caption("No further attributes.")
-
-
-def _in_fragment() -> bool:
-    try:
-        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-        ctx = get_script_run_ctx(suppress_warning=True)
-        return bool(ctx and ctx.current_fragment_id)
-    except Exception:      # noqa: BLE001
-        return False
 
 
 def answer_box(trace: Any, verdict: dict[str, Any] | None = None) -> None:

@@ -208,6 +208,34 @@ def error_mode_bars(rows: Sequence[dict[str, Any]], labels: dict[str, str] | Non
                    xaxis_title="annotations")
 
 
+FAILURE_COLOURS = {"correct": "#16a34a", "answer_format": "#86efac",
+                   "reasoning_error": "#7c3aed", "wrong_refusal": "#f97316",
+                   "partial_retrieval": "#facc15", "retrieval_miss": "#9ca3af",
+                   "hallucination": "#dc2626"}
+
+
+def failure_class_bars(rows: Sequence[dict[str, Any]], labels: dict[str, str]) -> Any:
+    """Stacked 100% bars of the triage failure classes per series (``rows`` from
+    :func:`workbench.triage.store.class_counts`); a click carries the class."""
+    go = _go()
+    fig = go.Figure()
+    series = _series_order(rows)
+    by = {(r["series"], r["cls"]): r for r in rows}
+    first = {r["series"]: r for r in rows}
+    for cls, colour in FAILURE_COLOURS.items():
+        rs = [by.get((s, cls)) for s in series]
+        if not any(rs):
+            continue
+        fig.add_bar(y=series, x=[(r["share"] * 100 if r else 0) for r in rs], orientation="h",
+                    name=labels.get(cls, cls), marker_color=colour,
+                    text=[(str(r["n"]) if r else "") for r in rs], textposition="inside",
+                    customdata=[[first[s]["method"], first[s]["variant"], cls] for s in series],
+                    hovertemplate="%{y}<br>" + labels.get(cls, cls)
+                    + " %{x:.0f}% (%{text} runs)<extra></extra>")
+    return _layout(fig, height=max(200, 80 + 44 * len(series)), barmode="stack",
+                   xaxis_title="% of triaged runs", xaxis_range=[0, 100])
+
+
 def selected_keys(event: Any) -> list[tuple[Any, Any, Any]]:
     """``(method, variant, group)`` of the points in a ``st.plotly_chart`` selection event."""
     try:

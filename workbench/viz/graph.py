@@ -22,8 +22,8 @@ from typing import Any
 from . import layout
 from .inspect import node_call_ids
 from .safe import esc, json_for_script, label_esc, shorten, wrap
-from .style import (ANNOTATION_BORDER, SELECTED_BORDER, WHATIF_FAIL, WHATIF_PASS, legend_items,
-                    shape_for, style_for)
+from .style import (ANNOTATION_BORDER, BREAK_BORDER, GOLD_BORDER, SELECTED_BORDER, WHATIF_FAIL,
+                    WHATIF_PASS, legend_items, shape_for, style_for)
 from .whatif import PRUNED_PATH_STATES, SELECTED_PATH_STATES, WhatIf
 
 MAX_NODES = 300
@@ -47,7 +47,8 @@ def _main_score(node: Any) -> str:
     return ""
 
 
-def node_tip(trace: Any, node: Any, badges: list[str] | None = None) -> dict[str, Any]:
+def node_tip(trace: Any, node: Any, badges: list[str] | None = None,
+             triage: dict[str, Any] | None = None) -> dict[str, Any]:
     """Structured tooltip (raw strings; renderers escape or use textContent)."""
     rows: list[list[str]] = [["kind", node.kind], ["state", node.state]]
     if node.layer:
@@ -65,6 +66,11 @@ def node_tip(trace: Any, node: Any, badges: list[str] | None = None) -> dict[str
     if badges:
         from ..annotations import label
         rows.append(["annotations", ", ".join(label(t) for t in badges)])
+    if triage:
+        for line in (triage.get("gold") or {}).get(node.id, []):
+            rows.append(["gold evidence", line])
+        if triage.get("break") == node.id:
+            rows.append(["chain breaks here", triage.get("why") or ""])
     return {"head": node.id, "text": shorten(node.text, 400), "rows": rows}
 
 
@@ -82,9 +88,13 @@ def _path_class(state: str) -> str:
 
 def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
                badges: dict[str, list[str]] | None = None, selected: str | None = None,
-               max_nodes: int = MAX_NODES, label_width: int = 22) -> dict[str, Any]:
-    """vis-network nodes/edges for a trace; see the module docstring."""
+               max_nodes: int = MAX_NODES, label_width: int = 22,
+               triage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """vis-network nodes/edges for a trace; see the module docstring. ``triage`` is
+    :meth:`workbench.triage.Triage.overlay`: gold markers and the breaking node."""
     badges = badges or {}
+    gold = (triage or {}).get("gold") or {}
+    breaking = (triage or {}).get("break")
     order = list(trace.nodes)
     hidden = 0
     if len(order) > max_nodes:
@@ -133,6 +143,10 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
             extra.append(f"⊕{len(members)}")
         if nid in badges:
             extra.append(f"⚑{len(badges[nid])}")
+        if gold.get(nid):
+            extra.append(f"★ gold {len(gold[nid])}/{triage.get('n_hops') or '?'}")
+        if nid == breaking:
+            extra.append("✖ breaks here")
         if whatif is not None and nid in whatif.changed:
             extra.append("Δ")
         full_label = label_esc(label) + ("\n" + label_esc(" · ".join(extra)) if extra else "")
@@ -140,9 +154,13 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
         width = st.border_width
         if nid in badges:
             border, width = ANNOTATION_BORDER, max(width, 3)
+        if gold.get(nid):
+            border, width = GOLD_BORDER, max(width, 4)
+        if nid == breaking:
+            border, width = BREAK_BORDER, 6
         if nid == selected:
             border, width = SELECTED_BORDER, 5
-        tip = node_tip(trace, n, badges.get(nid))
+        tip = node_tip(trace, n, badges.get(nid), triage)
         x, y = pos.get(nid, (0.0, 0.0))
         vis_nodes.append({
             "id": nid, "label": full_label, "title": tip_html(tip), "tip": tip,
@@ -179,9 +197,13 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
                                                                        "border": "#fff"},
                           "font": {"color": "#6b7280"}, "state": "capped", "kind": "more",
                           "plain": f"+{hidden} more"})
-    return {"nodes": vis_nodes, "edges": vis_edges, "view": view,
-            "legend": [(s, st.label, st.fill, st.border, st.dashes)
-                       for s, st in legend_items(states_present, whatif=whatif is not None)],
+    legend = [(s, st.label, st.fill, st.border, st.dashes)
+              for s, st in legend_items(states_present, whatif=whatif is not None)]
+    if any(gold.get(nid) for nid in order):
+        legend.append(("gold", "★ holds gold evidence", "#ffffff", GOLD_BORDER, False))
+    if breaking in shown:
+        legend.append(("break", "✖ chain breaks here", "#ffffff", BREAK_BORDER, False))
+    return {"nodes": vis_nodes, "edges": vis_edges, "view": view, "legend": legend,
             "hidden": hidden, "selected": selected}
 
 

@@ -45,6 +45,8 @@ WHATIF_FAIL = StateStyle("fails threshold (what-if)", "#fecaca", "#dc2626", bord
 
 ANNOTATION_BORDER = "#7c3aed"
 SELECTED_BORDER = "#f59e0b"
+GOLD_BORDER = "#b45309"        # a node whose retrievals hold gold evidence (triage)
+BREAK_BORDER = "#e11d48"       # the node where the chain broke (triage)
 
 # Node shapes by kind (vis-network shapes); unknown kinds are boxes.
 KIND_SHAPES = {
