@@ -322,3 +322,76 @@ def test_evaluate_results_render_charts_and_paired_table(browser, tmp_path):
     finally:
         page.close()
         srv.stop()
+
+
+# ---------------------------------------------------------------- 4. failure triage
+
+def test_triage_breaking_node_and_failure_class_chart(browser, tmp_path, default_llm):
+    """Real runs (default model, CRP-RAG and standard RAG on three demo questions) stored
+    by the eval runner; a CRP-RAG run whose chain broke is opened on Annotate (graph with
+    the breaking node highlighted, class banner, pre-filled label) and the Evaluate page
+    draws the failure-class chart. Both screenshots go to tests/artifacts/."""
+    from tests.test_triage_real import QUESTIONS, SETS
+    from workbench.eval.runner import EvalRunner, EvalSpec
+    from workbench.store import Store
+    from workbench.triage import CLASS_LABELS
+    from workbench.triage import store as TS
+    from workbench.viz.style import BREAK_BORDER
+    st = Store(tmp_path / "workbench.duckdb")
+    r = EvalRunner.new(st, EvalSpec("demo", ["standard-rag", "crp-rag"],
+                                    question_ids=list(QUESTIONS), sets=SETS, judge="off"),
+                       backend=default_llm)
+    r.run()
+    crp = [x["run_id"] for x in st.query(
+        "SELECT run_id FROM runs WHERE method = 'crp-rag' ORDER BY question_id")]
+    broken = [(rid, t) for rid, t in ((rid, TS.get(st, rid)) for rid in crp) if t.break_node]
+    if not broken:
+        pytest.skip("every CRP-RAG run was correct: no breaking node to show")
+    rid, t = broken[0]
+    srv = Server(tmp_path, {})
+    page = _page(browser)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        page.goto(srv.url + f"/annotate?run={rid}")
+        page.get_by_text("Chain breaks at").first.wait_for(timeout=90_000)
+        label = CLASS_LABELS[t.failure_class]
+        assert page.get_by_text(f"Failure class {label}").count() >= 1
+        frame = _graph_frame(page, 60)
+        drawn = frame.evaluate(f"""() => {{ const n = window.wbNetwork;
+            const d = n.body.data.nodes.get({t.break_node!r}); const r = n.canvasToDOM(
+            n.getPositions([d.id])[d.id]); return {{label: d.label, border: d.color.border,
+            width: d.borderWidth, x: r.x, y: r.y, w: window.innerWidth, h: window.innerHeight}}; }}""")
+        assert "breaks here" in drawn["label"] and drawn["border"] == BREAK_BORDER
+        assert 0 <= drawn["x"] <= drawn["w"] and 0 <= drawn["y"] <= drawn["h"], drawn
+        gold_nodes = [nid for nid in t.marks]
+        if gold_nodes:
+            lab = frame.evaluate(f"window.wbNetwork.body.data.nodes.get({gold_nodes[0]!r}).label")
+            assert "★ gold" in lab
+        # the person's label is pre-filled with the suggestion
+        assert page.get_by_text(f"{label} (suggested)").count() >= 1
+        time.sleep(1.0)
+        page.screenshot(path=str(ARTIFACTS / "e2e_triage_crp_break.png"))
+
+        _nav(page, "Evaluate")
+        page.get_by_role("tab", name="Results").click(timeout=60_000)
+        head = page.get_by_text("Failure triage: where in the graph it went wrong")
+        head.wait_for(timeout=60_000)
+        head.scroll_into_view_if_needed()
+        legend = page.locator("[data-testid=stPlotlyChart] .legendtext")
+        deadline = time.time() + 60
+        while time.time() < deadline and not any(
+                x in CLASS_LABELS.values() for x in legend.all_inner_texts()):
+            time.sleep(0.3)
+        shown = set(legend.all_inner_texts()) & set(CLASS_LABELS.values())
+        summ = TS.summary(st, r.eval_id)
+        assert shown == {CLASS_LABELS[c["cls"]] for c in summ["classes"]}, shown
+        ticks = page.locator("[data-testid=stPlotlyChart] .ytick text").all_inner_texts()
+        assert {"crp-rag", "standard-rag"} <= set(ticks)
+        assert page.get_by_text("Most common breaking node kinds").count() == 1
+        assert page.locator("[data-testid=stException]").count() == 0
+        time.sleep(1.0)
+        page.screenshot(path=str(ARTIFACTS / "e2e_triage_evaluate.png"))
+        assert not page.dialogs
+    finally:
+        page.close()
+        srv.stop()

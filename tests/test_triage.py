@@ -298,3 +298,30 @@ def test_labels_are_kept_apart_and_agreement_is_measured(tmp_path):
     assert a["n_labels"] == 2 and a["class_agreement"] == 0.5 and a["node_agreement"] == 0.5
     assert TS.get(st, "run1").failure_class == "hallucination"     # suggestion unchanged
     assert TS.get_label(st, "run1")["failure_class"] == "reasoning_error"
+
+
+def test_a_v3_store_migrates_with_a_backup_and_its_runs_are_triaged_on_first_open(tmp_path):
+    import duckdb
+    from workbench.store import _MIGRATIONS, SCHEMA_VERSION
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    for v in (1, 2, 3):
+        for sql in _MIGRATIONS[v]:
+            con.execute(sql)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '3')")
+    con.close()
+    r = Run()
+    r.retrieve("r1", HOTPOT["question"], [hit("p-x", "Paris")])
+    r.answer("Paris", ["r1"])
+    with duckdb.connect(str(path)) as con:           # a run written by the v3 workbench
+        from workbench.store import event_rows
+        con.execute("INSERT INTO runs (run_id, status, question) VALUES ('v3run', 'finished', 'q')")
+        for e in r.events:
+            e.run_id = "v3run"
+        for row in event_rows(r.events)[0]:
+            con.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(row))
+    st = Store(path)
+    assert st.schema_version() == SCHEMA_VERSION == 4
+    assert (tmp_path / "old.duckdb.v3.bak").exists()
+    t = TS.get(st, "v3run")
+    assert (t.failure_class, t.break_node) == ("hallucination", "r1")
