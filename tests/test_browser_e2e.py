@@ -368,9 +368,11 @@ def test_triage_breaking_node_and_failure_class_chart(browser, tmp_path, default
             lab = frame.evaluate(f"window.wbNetwork.body.data.nodes.get({gold_nodes[0]!r}).label")
             assert "★ gold" in lab
         # the person's label is pre-filled with the suggestion
-        assert page.get_by_text(f"{label} (suggested)").count() >= 1
+        box = page.locator("[data-testid=stSelectbox]").filter(
+            has=page.locator("label", has_text="Failure class")).first
+        assert box.locator("input").input_value() == f"{label} (suggested)"
         time.sleep(1.0)
-        page.screenshot(path=str(ARTIFACTS / "e2e_triage_crp_break.png"))
+        page.screenshot(path=str(ARTIFACTS / "e2e_triage_crp_break.png"), full_page=True)
 
         _nav(page, "Evaluate")
         page.get_by_role("tab", name="Results").click(timeout=60_000)
@@ -380,15 +382,16 @@ def test_triage_breaking_node_and_failure_class_chart(browser, tmp_path, default
         legend = page.locator("[data-testid=stPlotlyChart] .legendtext")
         deadline = time.time() + 60
         while time.time() < deadline and not any(
-                x in CLASS_LABELS.values() for x in legend.all_inner_texts()):
+                x in CLASS_LABELS.values() for x in legend.all_text_contents()):
             time.sleep(0.3)
-        shown = set(legend.all_inner_texts()) & set(CLASS_LABELS.values())
+        shown = set(legend.all_text_contents()) & set(CLASS_LABELS.values())
         summ = TS.summary(st, r.eval_id)
         assert shown == {CLASS_LABELS[c["cls"]] for c in summ["classes"]}, shown
-        ticks = page.locator("[data-testid=stPlotlyChart] .ytick text").all_inner_texts()
+        ticks = page.locator("[data-testid=stPlotlyChart] .ytick text").all_text_contents()
         assert {"crp-rag", "standard-rag"} <= set(ticks)
         assert page.get_by_text("Most common breaking node kinds").count() == 1
         assert page.locator("[data-testid=stException]").count() == 0
+        head.evaluate("e => e.scrollIntoView({block: 'start'})")
         time.sleep(1.0)
         page.screenshot(path=str(ARTIFACTS / "e2e_triage_evaluate.png"))
         assert not page.dialogs

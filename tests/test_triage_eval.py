@@ -42,9 +42,13 @@ def _eval(st: Store) -> str:
     return r.eval_id
 
 
-def test_eval_items_are_triaged_and_rolled_up_per_method():
+def test_eval_items_are_triaged_and_rolled_up_per_method(monkeypatch):
     st = Store()
     eid = _eval(st)
+
+    def no_fold(*a, **k):
+        raise AssertionError("the eval's scored triage should be used, not the events")
+    monkeypatch.setattr(TS, "_fold", lambda store, ids: no_fold() if ids else {})
     # the scoring step stored the class with each run's metrics
     m = st.query("SELECT question_id, method, metrics FROM runs WHERE eval_id = ? "
                  "ORDER BY question_id, method", [eid])

@@ -65,21 +65,36 @@ def ensure(store: Store, run_ids: Sequence[str] | None = None, *,
         where.append("r.eval_id IN (" + ", ".join("?" for _ in eval_ids) + ")")
         args += list(eval_ids)
     todo = store.query(
-        "SELECT r.run_id, r.correct, r.dataset, r.question_id FROM runs r "
+        "SELECT r.run_id, r.correct, r.dataset, r.question_id, "
+        "json_extract(r.metrics, '$.triage') AS scored FROM runs r "
         "LEFT JOIN triage t ON t.run_id = r.run_id WHERE " + " AND ".join(where), args)
     traces = traces or {}
     n = 0
     for i in range(0, len(todo), _CHUNK):
         chunk = todo[i:i + _CHUNK]
-        need = [r["run_id"] for r in chunk if r["run_id"] not in traces]
+        done = {r["run_id"]: t for r in chunk if (t := _scored(r)) is not None}
+        need = [r["run_id"] for r in chunk if r["run_id"] not in traces and
+                r["run_id"] not in done]
         folded = dict(traces)
         folded.update(_fold(store, need))
-        rows = [_row(r["run_id"], r["correct"],
+        rows = [_row(r["run_id"], r["correct"], done.get(r["run_id"]) or
                      classify_run(folded.get(r["run_id"], T.Trace()), r)) for r in chunk]
         with store._tx() as con:
             bulk_insert(con, "triage", rows, replace=True)
         n += len(rows)
     return n
+
+
+def _scored(run: dict[str, Any]) -> Triage | None:
+    """The triage the eval computed when it scored the run, if it is of the current rules
+    and the stored verdict is the one it used (no need to read the events again)."""
+    d = run.get("scored")
+    if isinstance(d, str):
+        d = json.loads(d)
+    if not isinstance(d, dict) or d.get("version") != VERSION or \
+            d.get("correct") != (bool(run["correct"]) if run["correct"] is not None else None):
+        return None
+    return Triage.from_dict(d)
 
 
 def _fold(store: Store, run_ids: list[str]) -> dict[str, T.Trace]:
@@ -110,10 +125,13 @@ def get(store: Store, run_id: str, trace: T.Trace | None = None) -> Triage | Non
 
 
 def eval_metrics(tr: T.Trace, question: dict[str, Any], correct: bool | None) -> dict[str, Any]:
-    """The triage figures an eval stores in ``runs.metrics`` when it scores an item."""
+    """What an eval stores in ``runs.metrics`` when it scores an item: the class and recall
+    figures (read by exports) and the whole triage (so :func:`ensure` need not read the
+    run's events again)."""
     t = triage(tr, question, correct)
     return {"failure_class": t.failure_class, "break_node": t.break_node,
-            "gold_recall_q": t.recall_q, "gold_recall_node": t.recall_node}
+            "gold_recall_q": t.recall_q, "gold_recall_node": t.recall_node,
+            "triage": t.to_dict()}
 
 
 # ---------------------------------------------------------------- people's labels

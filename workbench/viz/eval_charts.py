@@ -232,8 +232,10 @@ def failure_class_bars(rows: Sequence[dict[str, Any]], labels: dict[str, str]) -
                     customdata=[[first[s]["method"], first[s]["variant"], cls] for s in series],
                     hovertemplate="%{y}<br>" + labels.get(cls, cls)
                     + " %{x:.0f}% (%{text} runs)<extra></extra>")
-    return _layout(fig, height=max(200, 80 + 44 * len(series)), barmode="stack",
-                   xaxis_title="% of triaged runs", xaxis_range=[0, 100])
+    fig = _layout(fig, height=max(200, 80 + 44 * len(series)), barmode="stack",
+                  xaxis_title="% of triaged runs", xaxis_range=[0, 100])
+    fig.update_layout(legend_traceorder="normal")
+    return fig
 
 
 def selected_keys(event: Any) -> list[tuple[Any, Any, Any]]:
