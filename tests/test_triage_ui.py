@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests import test_ui_support as S
-from tests.test_ui_pages import app, no_errors, run_ask, ui  # noqa: F401 (fixture)
+from tests.test_ui_pages import app, no_errors, populate, run_ask, ui  # noqa: F401 (fixture)
 from workbench.store import Store
 from workbench.triage import store as TS
 from workbench.viz.graph import build_view
@@ -60,20 +60,9 @@ def test_compare_columns_show_their_class(gold_toy):
         assert "✖ breaks here" in _labels(at.session_state[f"cmp__g{i}__view"])["s2"]
 
 
-def _populate_gold() -> str:
-    from workbench.methods.base import RunContext
-    from workbench.runner import run_to_end
-    st = Store()
-    ctx = RunContext(llm=S.scripted_backend(), config=S.ToyConfig(),
-                     retrievers={"bm25": S.ToyRetriever()}, dataset="ui-toy",
-                     gold=S.QUESTIONS[0])
-    tr = run_to_end(S.ToyMethod(), ctx, S.QUESTIONS[0].question, store=st, question_id="tq1")
-    st.update_run(tr.run_id, correct=False)
-    return tr.run_id
-
-
 def test_annotate_prefills_the_suggestion_and_stores_the_label_apart(gold_toy):
-    rid = _populate_gold()
+    rid = populate()
+    Store().update_run(rid, correct=False)
     at = app("pages/annotate.py", run=rid)
     no_errors(at)
     assert at.selectbox(key=f"ann__fc_{rid}").value == "partial_retrieval"

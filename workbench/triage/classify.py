@@ -268,12 +268,11 @@ def _refused(tr: Any) -> bool:
         M.says_idk(ans.get("text")) or bool(node is not None and node.attrs.get("idk") is True)
 
 
-def _q_found(tr: Any, hops: Sequence[G.Hop]) -> tuple[list[int] | None, int]:
+def _q_found(tr: Any, hops: Sequence[G.Hop]) -> list[int] | None:
+    """Hops held by retrievals made with the question itself; None when there were none."""
     q = G.norm(tr.question)
     evs = [ev for n in tr.nodes.values() for ev in n.evidence if G.norm(ev.get("query")) == q]
-    if not evs:
-        return None, 0
-    return sorted({h.hop for h in G.match_evidence(evs, hops)}), len(evs)
+    return sorted({h.hop for h in G.match_evidence(evs, hops)}) if evs else None
 
 
 # ---------------------------------------------------------------- the triage
@@ -282,7 +281,7 @@ def triage(tr: Any, question: Any = None, correct: bool | None = None) -> Triage
     """Triage a folded trace. ``question``: the gold question (dict or Question; default
     the gold recorded in the trace); ``correct``: the stored verdict, if any."""
     q = question if question is not None else (tr.meta or {}).get("gold")
-    q = G._q(q)
+    q = G.as_dict(q)
     verdict = None if correct is None else bool(correct)
     if tr.status not in ("finished", "refused"):
         return Triage(None, f"the run did not finish ({tr.status})", correct=verdict)
@@ -303,7 +302,7 @@ def triage(tr: Any, question: Any = None, correct: bool | None = None) -> Triage
     contained = not refused and any(M.contains_match(o, golds) for o in _outputs(tr))
     marks = node_marks(tr, ge.hops)
     found = sorted({m["hop"] for ms in marks.values() for m in ms})
-    found_q, _ = _q_found(tr, ge.hops)
+    found_q = _q_found(tr, ge.hops)
     n = len(ge.hops)
     if correct:
         cls = "correct"

@@ -62,7 +62,7 @@ class GoldEvidence:
         return [h.label for h in self.hops]
 
 
-def _q(question: Any) -> dict[str, Any]:
+def as_dict(question: Any) -> dict[str, Any]:
     if question is None:
         return {}
     if isinstance(question, dict):
@@ -102,7 +102,7 @@ def triple_hops(q: dict[str, Any]) -> tuple[list[Hop], str]:
 def gold_evidence(question: Any, retrieved: str | None) -> GoldEvidence | None:
     """The hops for a run that retrieved ``retrieved`` (passages | triples | None = nothing);
     None when the question carries no gold evidence of a usable kind."""
-    q = _q(question)
+    q = as_dict(question)
     p, psrc = passage_hops(q)
     t, tsrc = triple_hops(q)
     order = [(t, tsrc), (p, psrc)] if retrieved == TRIPLES else [(p, psrc), (t, tsrc)]
