@@ -371,8 +371,10 @@ def test_triage_breaking_node_and_failure_class_chart(browser, tmp_path, default
         box = page.locator("[data-testid=stSelectbox]").filter(
             has=page.locator("label", has_text="Failure class")).first
         assert box.locator("input").input_value() == f"{label} (suggested)"
-        time.sleep(1.0)
-        page.screenshot(path=str(ARTIFACTS / "e2e_triage_crp_break.png"), full_page=True)
+        page.set_viewport_size({"width": 1280, "height": 1150})    # graph and banner
+        time.sleep(1.5)
+        page.screenshot(path=str(ARTIFACTS / "e2e_triage_crp_break.png"))
+        page.set_viewport_size({"width": 1280, "height": 800})
 
         _nav(page, "Evaluate")
         page.get_by_role("tab", name="Results").click(timeout=60_000)
