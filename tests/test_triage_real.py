@@ -1,4 +1,4 @@
-"""Triage of real runs: the default model (SmolLM2-135M) on three demo questions with
+"""Triage of real runs: the fast bundled model (SmolLM2-135M) on three demo questions with
 known gold, through the eval runner (stored, scored), then triaged from the store.
 
 BM25 retrieval with the question is deterministic, so standard RAG's gold marks are known
@@ -23,18 +23,12 @@ SETS = {"standard-rag.retriever": "bm25", "standard-rag.top_k": 3,
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory):
+def stored(tmp_path_factory, default_llm):
     import os
     home = tmp_path_factory.mktemp("wbhome")
     old = os.environ.get("WORKBENCH_HOME")
     os.environ["WORKBENCH_HOME"] = str(home)
     try:
-        from workbench.llm.base import LLMError
-        from workbench.llm.registry import load_backend
-        try:
-            be = load_backend()
-        except LLMError as e:
-            pytest.skip(f"default model not installed: {e}")
         from workbench.datasets import load_dataset
         try:
             ds = load_dataset("demo")
@@ -45,7 +39,7 @@ def stored(tmp_path_factory):
         st = Store(home / "runs.duckdb")
         r = EvalRunner.new(st, EvalSpec("demo", ["standard-rag", "crp-rag"],
                                         question_ids=list(QUESTIONS), sets=SETS, judge="off"),
-                           backend=be)
+                           backend=default_llm)
         r.run()
         yield st, r.eval_id, qs
     finally:
