@@ -61,6 +61,8 @@ def main() -> int:
     ap.add_argument("--methods", default=METHODS)
     ap.add_argument("--model", help="bundled model name or a .gguf path (default: Settings)")
     ap.add_argument("--threads", type=int, help="llama.cpp threads (default: Settings)")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="parallel workers, each with its own model (more cores than 2 only)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="a knob for every method, or METHOD.KEY=VALUE")
     ap.add_argument("--judge", default="off", help="LLM judge: off (string metrics, default), "
@@ -75,7 +77,8 @@ def main() -> int:
     if eval_id is None:
         overrides = {k: v for k, v in {"model": args.model, "n_threads": args.threads}.items()
                      if v is not None}
-        common = {"backend_spec": {"kind": "settings", "overrides": overrides}}
+        common = {"backend_spec": {"kind": "settings", "overrides": overrides},
+                  "workers": args.workers}
         if args.resume:
             runner = EvalRunner.resume(st, args.resume, **common)
         else:

@@ -117,3 +117,19 @@ def test_evaluate_page_draws_the_failure_class_chart_and_tables():
                       == "% of triaged runs")
     names = {t["name"] for t in triage_fig["data"]}
     assert {"correct", "reasoning error", "wrong refusal", "hallucination"} <= names
+
+
+def test_benchmark_reports_a_stored_eval_with_json_last(isolated_home):
+    import subprocess
+    import sys
+    st = Store()
+    eid = _eval(st)
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "failure_triage.py"),
+                          "--report", eid], capture_output=True, text=True, timeout=120,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    last = json.loads(out.stdout.strip().splitlines()[-1])
+    rag = last["methods"]["toy-rag"]
+    assert last["eval_id"] == eid and rag["all_hops_node"] == 1.0 and rag["n_q"] == N_QUESTIONS
+    assert sum(rag["classes"].values()) == N_QUESTIONS
+    assert "failure classes (runs per class)" in out.stdout
