@@ -85,9 +85,8 @@ _MIGRATIONS: dict[int, list[str]] = {
         """CREATE TABLE IF NOT EXISTS triage (
             run_id VARCHAR PRIMARY KEY, version INTEGER, created_at DOUBLE,
             verdict BOOLEAN, failure_class VARCHAR, reason VARCHAR, break_node VARCHAR,
-            break_kind VARCHAR,
-            knowledge VARCHAR, hops INTEGER, found INTEGER, found_q INTEGER,
-            recall_q DOUBLE, recall_node DOUBLE, detail JSON)""",
+            break_kind VARCHAR, knowledge VARCHAR, hops INTEGER, found INTEGER,
+            found_q INTEGER, recall_q DOUBLE, recall_node DOUBLE, detail JSON)""",
         """CREATE TABLE IF NOT EXISTS triage_labels (
             run_id VARCHAR PRIMARY KEY, failure_class VARCHAR, break_node VARCHAR,
             author VARCHAR, note VARCHAR, created_at DOUBLE)""",
