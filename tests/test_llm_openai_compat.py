@@ -2,6 +2,7 @@
 import json
 import math
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
@@ -86,3 +87,61 @@ def test_unreachable_server_names_the_fix():
     be = OpenAICompatBackend("http://127.0.0.1:9/v1", "m", timeout=2)
     with pytest.raises(BackendUnavailableError, match="Cannot reach"):
         be.generate([{"role": "user", "content": "q"}])
+
+
+class _SlowHandler(BaseHTTPRequestHandler):
+    """Answers each chat request with its own question after a delay that makes the first
+    request finish last; counts how many requests were in flight at once."""
+    lock = threading.Lock()
+    in_flight = 0
+    peak = 0
+
+    def log_message(self, *a):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        q = body["messages"][-1]["content"]
+        with _SlowHandler.lock:
+            _SlowHandler.in_flight += 1
+            _SlowHandler.peak = max(_SlowHandler.peak, _SlowHandler.in_flight)
+        time.sleep(0.4 - 0.1 * int(q[-1]))
+        with _SlowHandler.lock:
+            _SlowHandler.in_flight -= 1
+        if q.endswith("3"):
+            self.send_response(500)
+            self.end_headers()
+            self.wfile.write(b"boom")
+            return
+        data = json.dumps({"model": "m", "choices": [{"message": {"content": "re " + q},
+                                                      "finish_reason": "stop"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_generate_many_sends_concurrently_and_keeps_request_order():
+    from http.server import ThreadingHTTPServer
+    from workbench.llm.base import GenRequest
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _SlowHandler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        be = OpenAICompatBackend(f"http://127.0.0.1:{srv.server_address[1]}/v1", "m")
+        reqs = [GenRequest([{"role": "user", "content": f"q{i}"}]) for i in range(3)]
+        _SlowHandler.peak = 0
+        got = be.generate_many(reqs)
+        assert [c.text for c in got] == ["re q0", "re q1", "re q2"]   # q0 finished last
+        assert _SlowHandler.peak == 3
+        assert [c.batch["mode"] for c in got] == ["concurrent"] * 3 and got[2].batch["slot"] == 2
+        # two at a time: groups [0, 1], [2]
+        _SlowHandler.peak = 0
+        got = be.generate_many(reqs, max_batch=2)
+        assert _SlowHandler.peak == 2 and [c.batch["members"] for c in got] == [[0, 1], [0, 1], [2]]
+        # a failing request is raised once its group is done; the first in request order
+        bad = reqs + [GenRequest([{"role": "user", "content": "q3"}])]
+        with pytest.raises(LLMError, match="HTTP 500"):
+            be.generate_many(bad[::-1])
+    finally:
+        srv.shutdown()

@@ -19,16 +19,20 @@ class ModelFileError(LLMError):
 
 
 class ContextOverflowError(LLMError):
-    def __init__(self, prompt_tokens: int, max_tokens: int, n_ctx: int):
+    def __init__(self, prompt_tokens: int, max_tokens: int, n_ctx: int,
+                 request: int | None = None):
         self.prompt_tokens, self.max_tokens, self.n_ctx = prompt_tokens, max_tokens, n_ctx
+        self.request = request          # index in a generate_many/score_many call
+        where = "" if request is None else f"Request {request} of the batch: "
         super().__init__(
-            f"Prompt is {prompt_tokens} tokens and {max_tokens} more were requested, but the "
-            f"model context (n_ctx) is {n_ctx}. Raise n_ctx (Settings or --n-ctx), lower "
+            f"{where}Prompt is {prompt_tokens} tokens and {max_tokens} more were requested, but "
+            f"the model context (n_ctx) is {n_ctx}. Raise n_ctx (Settings or --n-ctx), lower "
             f"max_tokens, or retrieve fewer/shorter passages."
         )
 
-    def __reduce__(self):          # crosses the model worker's pipe with its numbers
-        return (type(self), (self.prompt_tokens, self.max_tokens, self.n_ctx))
+    def __reduce__(self):
+        # errors cross a process boundary pickled; the default would call __init__(message)
+        return (type(self), (self.prompt_tokens, self.max_tokens, self.n_ctx, self.request))
 
 
 class ModelCrashedError(LLMError):
@@ -88,6 +92,7 @@ class Completion:
     logprobs_available: bool = True
     prompt_eval_ms: float | None = None
     cached_prompt_tokens: int = 0
+    batch: dict[str, Any] | None = None   # set by generate_many: see llm/batching.py
 
     @property
     def logprobs(self) -> list[float]:
@@ -115,6 +120,7 @@ class Completion:
             "prompt_eval_ms": self.prompt_eval_ms,
             "cached_prompt_tokens": self.cached_prompt_tokens,
             "scores": self.scores().to_dict(),
+            **({"batch": self.batch} if self.batch is not None else {}),
         }
 
 
@@ -125,6 +131,7 @@ class ScoredText:
     continuation: str
     tokens: list[Token]
     latency_ms: float
+    batch: dict[str, Any] | None = None   # set by score_many
 
     @property
     def logprobs(self) -> list[float]:
@@ -132,6 +139,20 @@ class ScoredText:
 
     def scores(self) -> TokenScores:
         return score_tokens(self.logprobs, [t.entropy for t in self.tokens])
+
+
+@dataclass
+class GenRequest:
+    """One generation of a ``generate_many`` call: what ``generate`` takes, as data."""
+    messages: list[Message] | str
+    params: GenParams = field(default_factory=GenParams)
+
+
+@dataclass
+class ScoreRequest:
+    """One teacher-forced scoring of a ``score_many`` call."""
+    context: list[Message] | str
+    continuation: str
 
 
 @dataclass
@@ -165,6 +186,20 @@ class LLMBackend(Protocol):
 
     def score(self, context: Sequence[Message] | str, continuation: str) -> ScoredText:
         """Log-probabilities of ``continuation`` following ``context`` (teacher-forced)."""
+
+    def generate_many(self, requests: Sequence[GenRequest], *, max_batch: int | None = None,
+                      plan: Sequence[Sequence[int]] | None = None) -> list[Completion]:
+        """One Completion per request, in request order, each with its ``batch`` record.
+
+        ``plan`` (groups of request indices) forces which requests run together, as
+        recorded by an earlier call; otherwise the backend plans groups of at most
+        ``max_batch``. Backends without native batching use
+        :func:`workbench.llm.batching.sequential_generate_many`.
+        """
+
+    def score_many(self, requests: Sequence[ScoreRequest], *, max_batch: int | None = None,
+                   plan: Sequence[Sequence[int]] | None = None) -> list[ScoredText]:
+        """``score`` of each request, in request order."""
 
     def count_tokens(self, text: str) -> int:
         ...

@@ -6,6 +6,9 @@ llama-cpp-python's ``logprobs=`` path, which sorts the whole vocabulary per
 token and runs 5x-29x slower. ``Llama.generate`` keeps the KV cache of the
 longest common prefix with the previous call, so the many calls of a method
 that share a system prompt and few-shot examples only evaluate their suffix.
+
+``generate_many``/``score_many`` run several requests as sequences of one
+llama.cpp batch in the same context (``batch_engine.py``), sharing that cache.
 """
 from __future__ import annotations
 
@@ -13,32 +16,36 @@ import json
 import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .base import (Completion, ContextOverflowError, GenParams, GrammarError, LLMError, Message,
-                   ModelFileError, ModelInfo, ScoredText, Token, messages_to_plain)
+from . import batching
+from .base import (Completion, ContextOverflowError, GenParams, GenRequest, GrammarError,
+                   LLMError, Message, ModelFileError, ModelInfo, ScoredText, ScoreRequest, Token,
+                   messages_to_plain)
+from .batch_engine import BatchEngine, SeqSpec, cells_needed, enable_sequences, plan_groups
+from .batch_engine import logsoftmax_stats as _logsoftmax_stats
 from .gguf import read_header
 
 
-def _logsoftmax_stats(logits: np.ndarray, tok: int) -> tuple[float, float]:
-    """(logprob of tok, entropy in nats) of the raw, untempered distribution."""
-    m = float(logits.max())
-    z = logits - m
-    e = np.exp(z)
-    s = float(e.sum())
-    lse = np.log(s)
-    lp = float(z[tok]) - float(lse)
-    ent = float(lse) - float(np.dot(e, z)) / s
-    return lp, ent
+@dataclass
+class _Prepared:
+    """A request rendered, tokenized and checked, ready to run alone or in a group."""
+    prompt: str
+    stops: list[str]
+    toks: list[int]
+    params: GenParams
+    grammar: Any
 
 
 class LlamaCppBackend:
     def __init__(self, model_path: str | Path, *, n_gpu_layers: int = 0, n_ctx: int = 4096,
                  n_threads: int | None = None, n_batch: int = 512, seed: int = 0,
-                 chat_format: str | None = None, sha256: str = "", verbose: bool = False):
+                 chat_format: str | None = None, sha256: str = "", verbose: bool = False,
+                 max_batch: int = batching.DEFAULT_MAX_BATCH):
         path = Path(model_path)
         header = read_header(path)          # clear messages for missing/truncated/non-GGUF files
         try:
@@ -56,6 +63,12 @@ class LlamaCppBackend:
                 f"llama.cpp could not load {path}: {e}. The file may be corrupt or use an "
                 f"architecture this llama-cpp-python does not support; try another GGUF file "
                 f"or upgrade llama-cpp-python.") from e
+        # sequence 0 is Llama's own; 1..max_batch are generate_many's (see batch_engine.py)
+        self._engine: BatchEngine | None = None
+        if max_batch > 1:
+            enable_sequences(self.llm, max_batch + 1)
+            self._engine = BatchEngine(self.llm)
+        self.max_batch = max(1, max_batch)
         self.n_ctx = self.llm.n_ctx()
         self.n_vocab = self.llm.n_vocab()
         self._vocab = self.llm._model.vocab
@@ -126,15 +139,28 @@ class LlamaCppBackend:
         return bool(self._llama_cpp.llama_vocab_is_eog(self._vocab, tok))
 
     # -- generation --
-    def generate(self, messages: Sequence[Message] | str, params: GenParams | None = None,
-                 on_token: Callable[[Token], None] | None = None) -> Completion:
-        params = params or GenParams()
+    def _prepare(self, messages: Sequence[Message] | str, params: GenParams,
+                 request: int | None = None) -> _Prepared:
         prompt, tmpl_stops = self.render(messages, params.chat)
         stops = [s for s in list(params.stop) + tmpl_stops if s]
         toks = self.tokenize(prompt)
         if len(toks) + params.max_tokens > self.n_ctx:
-            raise ContextOverflowError(len(toks), params.max_tokens, self.n_ctx)
-        grammar = self._grammar(params)
+            raise ContextOverflowError(len(toks), params.max_tokens, self.n_ctx, request)
+        try:
+            grammar = self._grammar(params)
+        except GrammarError as e:
+            if request is None:
+                raise
+            raise GrammarError(f"Request {request} of the batch: {e}") from e
+        return _Prepared(prompt, stops, toks, params, grammar)
+
+    def generate(self, messages: Sequence[Message] | str, params: GenParams | None = None,
+                 on_token: Callable[[Token], None] | None = None) -> Completion:
+        return self._generate_one(self._prepare(messages, params or GenParams()), on_token)
+
+    def _generate_one(self, prep: _Prepared,
+                      on_token: Callable[[Token], None] | None = None) -> Completion:
+        params, toks, stops = prep.params, prep.toks, prep.stops
         with self._lock:
             if params.seed is not None:
                 self.llm.set_seed(int(params.seed))
@@ -147,7 +173,7 @@ class LlamaCppBackend:
             gen = self.llm.generate(toks, top_k=params.top_k, top_p=params.top_p,
                                     min_p=0.0 if params.temperature > 0 else 0.05,
                                     temp=params.temperature, repeat_penalty=1.0, reset=True,
-                                    grammar=grammar)
+                                    grammar=prep.grammar)
             try:
                 for tok in gen:
                     if t_first is None:
@@ -170,19 +196,79 @@ class LlamaCppBackend:
             finally:
                 gen.close()
             t1 = time.perf_counter()
+        return self._completion(prep, out, bytes(raw), finish, (t1 - t0) * 1000.0,
+                                ((t_first or t1) - t0) * 1000.0, cached)
+
+    def _completion(self, prep: _Prepared, out: list[Token], raw: bytes, finish: str,
+                    latency_ms: float, prompt_eval_ms: float, cached: int) -> Completion:
         text = raw.decode("utf-8", errors="replace")
-        if stops:
-            cut = min((text.index(s) for s in stops if s in text), default=None)
+        if prep.stops:
+            cut = min((text.index(s) for s in prep.stops if s in text), default=None)
             if cut is not None:
                 text = text[:cut]
                 out = _trim_tokens(out, len(text.encode("utf-8")))
-        if grammar is not None and finish == "length":
+        if prep.grammar is not None and finish == "length":
             finish = "grammar_incomplete"
         return Completion(
-            text=text, tokens=out, prompt=prompt, prompt_tokens=len(toks),
-            completion_tokens=len(out), latency_ms=(t1 - t0) * 1000.0, finish_reason=finish,
-            model=self.info.name, params=params.to_dict(),
-            prompt_eval_ms=((t_first or t1) - t0) * 1000.0, cached_prompt_tokens=cached)
+            text=text, tokens=out, prompt=prep.prompt, prompt_tokens=len(prep.toks),
+            completion_tokens=len(out), latency_ms=latency_ms, finish_reason=finish,
+            model=self.info.name, params=prep.params.to_dict(),
+            prompt_eval_ms=prompt_eval_ms, cached_prompt_tokens=cached)
+
+    def generate_many(self, requests: Sequence[GenRequest], *, max_batch: int | None = None,
+                      plan: Sequence[Sequence[int]] | None = None) -> list[Completion]:
+        """Several requests as sequences of shared llama.cpp batches (``batch_engine.py``).
+
+        Every request is checked (context, grammar) before any runs. Groups of one run as a
+        plain :meth:`generate`, so ``max_batch=1`` gives exactly the unbatched results.
+        """
+        preps = [self._prepare(r.messages, r.params, i)
+                 for i, r in enumerate(requests)]
+        groups = self._plan([p.toks for p in preps], [p.params.max_tokens for p in preps],
+                            max_batch, plan)
+        return batching.run_plan(preps, groups, "llama_cpp", self._generate_group)
+
+    def _plan(self, token_lists: list[list[int]], extra: list[int], max_batch: int | None,
+              plan: Sequence[Sequence[int]] | None, keep: list[int] | None = None
+              ) -> list[list[int]]:
+        size = min(max_batch or self.max_batch, self.max_batch)
+        if plan is None:
+            return plan_groups(token_lists, extra, size, self.n_ctx, keep)
+        groups = batching.check_plan(plan, len(token_lists))
+        for g in groups:
+            if len(g) > self.max_batch:
+                raise LLMError(f"The batch plan has a group of {len(g)} requests, but this model "
+                               f"was loaded for at most {self.max_batch} together; load it with "
+                               f"max_batch >= {len(g)} or re-plan.")
+            cells = cells_needed([token_lists[i] for i in g], [extra[i] for i in g],
+                                 [keep[i] for i in g] if keep else None)
+            if len(g) > 1 and cells > self.n_ctx:
+                raise LLMError(f"The batch plan's group {g} needs more KV cells than n_ctx "
+                               f"({self.n_ctx}); raise n_ctx to re-run this plan.")
+        return groups
+
+    def _generate_group(self, preps: list[_Prepared]) -> list[Completion]:
+        if len(preps) == 1:
+            c = self._generate_one(preps[0])
+            c.batch = {"mode": "single", "shared_prefix_tokens": c.cached_prompt_tokens}
+            return [c]
+        specs = [SeqSpec(p.toks, p.params.max_tokens, p.params.temperature, p.params.top_k,
+                         p.params.top_p, self.llm._seed if p.params.seed is None else int(p.params.seed),
+                         p.grammar, p.stops) for p in preps]
+        with self._lock:
+            results, stats = self._engine.generate(specs)
+        comps = []
+        for prep, r in zip(preps, results):
+            out = [Token(i, b.decode("utf-8", errors="replace"), lp, ent)
+                   for i, b, lp, ent in zip(r.ids, r.pieces, r.logprobs, r.entropies)]
+            c = self._completion(prep, out, r.raw, r.finish, r.done_s * 1000.0,
+                                 r.first_s * 1000.0, stats.prefix_tokens)
+            c.batch = {"shared_prefix_tokens": stats.prefix_tokens,
+                       "prefix_from_cache": stats.prefix_cached,
+                       "prompt_tokens_evaluated": stats.prompt_evaluated,
+                       "decode_steps": stats.decode_steps}
+            comps.append(c)
+        return comps
 
     def _cached_prefix(self, toks: list[int]) -> int:
         n = 0
@@ -220,7 +306,45 @@ class LlamaCppBackend:
             t1 = time.perf_counter()
         return ScoredText(prompt, continuation, out, (t1 - t0) * 1000.0)
 
+    def score_many(self, requests: Sequence[ScoreRequest], *, max_batch: int | None = None,
+                   plan: Sequence[Sequence[int]] | None = None) -> list[ScoredText]:
+        """:meth:`score` of each request; groups of several share one batch per chunk."""
+        items = []
+        for i, r in enumerate(requests):
+            prompt, _ = self.render(r.context, True)
+            ctx_toks = self.tokenize(prompt)
+            cont = self.llm.tokenize(r.continuation.encode("utf-8"), add_bos=False, special=False)
+            if len(ctx_toks) + len(cont) > self.n_ctx:
+                raise ContextOverflowError(len(ctx_toks), len(cont), self.n_ctx, i)
+            items.append((r, prompt, ctx_toks, cont))
+        fulls = [c + k for _, _, c, k in items]
+        keep = [len(k) + 1 for *_, k in items]
+        groups = self._plan(fulls, [0] * len(items), max_batch, plan, keep)
+        return batching.run_plan(items, groups, "llama_cpp", self._score_group)
+
+    def _score_group(self, items: list[tuple]) -> list[ScoredText]:
+        if len(items) == 1:
+            r = items[0][0]
+            sc = self.score(r.context, r.continuation)
+            sc.batch = {"mode": "single"}
+            return [sc]
+        with self._lock:
+            t0 = time.perf_counter()
+            stats_per, stats = self._engine.score([(c, k) for _, _, c, k in items])
+            ms = (time.perf_counter() - t0) * 1000.0
+        out = []
+        for (r, prompt, _, cont), st in zip(items, stats_per):
+            toks = [Token(t, self._piece(t).decode("utf-8", errors="replace"), lp, ent)
+                    for t, (lp, ent) in zip(cont, st)]
+            out.append(ScoredText(prompt, r.continuation, toks, ms,
+                                  batch={"shared_prefix_tokens": stats.prefix_tokens,
+                                         "prefix_from_cache": stats.prefix_cached,
+                                         "prompt_tokens_evaluated": stats.prompt_evaluated}))
+        return out
+
     def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
         self.llm.close()
 
 

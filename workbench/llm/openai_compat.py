@@ -17,12 +17,15 @@ Servers differ in two places, both handled here:
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
 import requests
 
+from . import batching
 from .base import (BackendUnavailableError, Completion, ContextOverflowError, GenParams,
-                   LLMError, Message, ModelInfo, ScoredText, Token, messages_to_plain)
+                   GenRequest, LLMError, Message, ModelInfo, ScoredText, ScoreRequest, Token,
+                   messages_to_plain)
 from ..scoring import entropy_from_top
 
 
@@ -161,6 +164,32 @@ class OpenAICompatBackend:
                 enumerate(zip(lp["tokens"], lp["token_logprobs"], offs))
                 if len(prompt) <= o < end and l is not None]
         return ScoredText(prompt, continuation, toks, (time.perf_counter() - t0) * 1000.0)
+
+    def generate_many(self, requests: Sequence[GenRequest], *, max_batch: int | None = None,
+                      plan: Sequence[Sequence[int]] | None = None) -> list[Completion]:
+        """The requests of each group in flight together (the server batches them);
+        results in request order. An error of any request is raised after its group
+        has finished, the first in request order."""
+        return self._concurrently(requests, max_batch, plan,
+                                  lambda r: self.generate(r.messages, r.params))
+
+    def score_many(self, requests: Sequence[ScoreRequest], *, max_batch: int | None = None,
+                   plan: Sequence[Sequence[int]] | None = None) -> list[ScoredText]:
+        return self._concurrently(requests, max_batch, plan,
+                                  lambda r: self.score(r.context, r.continuation))
+
+    def _concurrently(self, requests, max_batch, plan, call):
+        groups = batching.resolve_plan(len(requests), max_batch, plan)
+
+        def run_group(reqs):
+            with ThreadPoolExecutor(max_workers=len(reqs)) as pool:
+                futures = [pool.submit(call, r) for r in reqs]
+            for f in futures:           # all done here: the pool has been shut down
+                if f.exception() is not None:
+                    raise f.exception()
+            return [f.result() for f in futures]
+
+        return batching.run_plan(requests, groups, "concurrent", run_group)
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)   # servers rarely expose a tokenizer; an estimate

@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .base import (Completion, GenParams, LLMError, Message, ModelInfo, ScoredText, Token,
-                   messages_to_plain)
+from . import batching
+from .base import (Completion, GenParams, GenRequest, LLMError, Message, ModelInfo, ScoredText,
+                   ScoreRequest, Token, messages_to_plain)
 
 
 @dataclass
@@ -104,6 +105,15 @@ class ScriptedBackend:
     def score(self, context: Sequence[Message] | str, continuation: str) -> ScoredText:
         r = self.generate(messages_to_plain(context) + "\n<score>" + continuation)
         return ScoredText(self._render(context), continuation, r.tokens, r.latency_ms)
+
+    def generate_many(self, requests: Sequence[GenRequest], *, max_batch: int | None = None,
+                      plan: Sequence[Sequence[int]] | None = None) -> list[Completion]:
+        """Exactly ``generate`` on each request in turn, with the batch plan recorded."""
+        return batching.sequential_generate_many(self, requests, max_batch=max_batch, plan=plan)
+
+    def score_many(self, requests: Sequence[ScoreRequest], *, max_batch: int | None = None,
+                   plan: Sequence[Sequence[int]] | None = None) -> list[ScoredText]:
+        return batching.sequential_score_many(self, requests, max_batch=max_batch, plan=plan)
 
     def count_tokens(self, text: str) -> int:
         return len(_pieces(text))

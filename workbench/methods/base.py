@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Generator, Iterator
+from typing import Any, Callable, ClassVar, Generator, Iterator, Sequence
 
 from .. import trace as T
 from ..datasets.base import Question
 from ..knowledge.types import Hit
-from ..llm.base import Completion, GenParams, LLMBackend, Message
+from ..llm import batching
+from ..llm.base import Completion, GenParams, GenRequest, LLMBackend, Message
 
 Events = Generator[T.Event, None, Any]
 
@@ -34,6 +35,10 @@ class RunContext:
     extra: dict[str, Any] = field(default_factory=dict)
     phase: str = ""
     _n: int = 0
+    max_batch: int | None = None        # requests per generate_many group; None: the backend's
+    # plans recorded by an earlier run (batching.plans_from_records), one per generate_many
+    # call in call order, so that a re-run groups its requests exactly as that run did
+    batch_plans: list[list[list[int]]] | None = None
 
     def node_id(self, prefix: str = "n") -> str:
         self._n += 1
@@ -83,6 +88,78 @@ class RunContext:
                            parents=[node_id] if node_id else [], state="parse_failed",
                            purpose=purpose, errors=errors, raw_output=comp.text)
         return None
+
+    def generate_many(self, purpose: str | Sequence[str], requests: Sequence[GenRequest], *,
+                      node_ids: Sequence[str | None] | None = None,
+                      prompt_version: str = "") -> Events:
+        """Independent calls run together (one backend batch where it can); yields one
+        ``llm_call`` event per request in request order, each linked to its node, with the
+        group it ran in under ``batch``; returns the completions in request order."""
+        n = len(requests)
+        purposes = [purpose] * n if isinstance(purpose, str) else list(purpose)
+        nodes = list(node_ids) if node_ids is not None else [None] * n
+        if len(purposes) != n or len(nodes) != n:
+            raise ValueError(f"generate_many got {n} requests but {len(purposes)} purposes "
+                             f"and {len(nodes)} node ids; give one of each per request")
+        if not n:
+            return []
+        plan = self.batch_plans.pop(0) if self.batch_plans else None
+        comps = batching.generate_many(self.llm, requests, max_batch=self.max_batch, plan=plan)
+        for comp, what, nid in zip(comps, purposes, nodes):
+            call_id = T.new_id("call_")
+            rec = comp.to_record()
+            rec.update(purpose=what, phase=self.phase, call_id=call_id,
+                       prompt_version=prompt_version)
+            yield T.Event(T.LLM_CALL, rec, node_id=nid, llm_call_id=call_id)
+        return comps
+
+    def generate_json_many(self, purpose: str | Sequence[str], requests: Sequence[GenRequest],
+                           schema: dict[str, Any] | Sequence[dict[str, Any]], *,
+                           node_ids: Sequence[str | None] | None = None,
+                           prompt_version: str = "",
+                           validate: Callable[[Any], Any] | None = None) -> Events:
+        """:meth:`generate_json` for several requests run together: the failures of the
+        first round are retried together (greedy, more room), and each one that still
+        fails becomes a ``parse_failed`` node. Returns one object (or None) per request."""
+        n = len(requests)
+        schemas = [schema] * n if isinstance(schema, dict) else list(schema)
+        purposes = [purpose] * n if isinstance(purpose, str) else list(purpose)
+        nodes = list(node_ids) if node_ids is not None else [None] * n
+        reqs = [GenRequest(r.messages, GenParams(**{**r.params.to_dict(), "json_schema": s}))
+                for r, s in zip(requests, schemas)]
+        results: list[Any] = [None] * n
+        errors: list[list[str]] = [[] for _ in range(n)]
+        raw = [""] * n
+        todo = list(range(n))
+        for attempt in range(2):
+            if not todo:
+                break
+            if attempt:
+                # as generate_json: the retry is greedy with more room (truncation is usual)
+                reqs = [GenRequest(r.messages, GenParams(**{
+                    **r.params.to_dict(), "temperature": 0.0,
+                    "max_tokens": int(r.params.max_tokens * 1.5) + 16})) for r in reqs]
+            comps = yield from self.generate_many(
+                [purposes[i] + ("" if attempt == 0 else ":retry") for i in todo],
+                [reqs[i] for i in todo], node_ids=[nodes[i] for i in todo],
+                prompt_version=prompt_version)
+            failed = []
+            for i, comp in zip(todo, comps):
+                raw[i] = comp.text
+                try:
+                    obj = json.loads(comp.text)
+                    results[i] = validate(obj) if validate else obj
+                except (ValueError, TypeError, KeyError) as e:
+                    errors[i].append(f"{type(e).__name__}: {e}")
+                    failed.append(i)
+            todo = failed
+        for i in todo:
+            fid = self.node_id("fail")
+            yield T.node_added(fid, "parse_failed",
+                               f"Could not parse model output for {purposes[i]}",
+                               parents=[nodes[i]] if nodes[i] else [], state="parse_failed",
+                               purpose=purposes[i], errors=errors[i], raw_output=raw[i])
+        return results
 
     def retrieve(self, node_id: str | None, query: str, k: int, retriever: str = "") -> Events:
         name = retriever or next(iter(self.retrievers), "")

@@ -1,0 +1,81 @@
+"""Tokens/s of 1, 2, 4 and 8 sequences decoded together vs the same prompts one by one.
+
+Same backend, prompts and token budget in one run: ``generate`` on each prompt in turn,
+then ``generate_many`` on all of them as one group. Throughput counts generated tokens
+over wall time, prompt evaluation included on both sides (the shared system prompt is
+cached for both). Also reports how many batched continuations match the sequential ones
+token for token: llama.cpp's CPU kernels change path with the number of rows in a step,
+so they need not. Target: 4 sequences >= 2.5x the sequential throughput (2 cores).
+The machine load (``os.getloadavg``) is printed with the figures: the CPU may be shared.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workbench.llm.base import GenParams, GenRequest  # noqa: E402
+from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
+from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
+
+SYSTEM = {"role": "system", "content": "You are a helpful assistant who writes vivid, detailed prose."}
+TOPICS = ["a film director travelling from London to Los Angeles", "a lighthouse keeper in a storm",
+          "a chess match between two old friends", "a bakery that opens at midnight",
+          "a scientist who discovers a new comet", "a river journey through a jungle",
+          "a small town preparing for a festival", "a violinist practising for a concert"]
+
+
+def requests(n: int, tokens: int) -> list[GenRequest]:
+    return [GenRequest([SYSTEM, {"role": "user", "content": f"Write a long story about {t}."}],
+                       GenParams(max_tokens=tokens)) for t in TOPICS[:n]]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default=DEFAULT_MODEL)
+    ap.add_argument("--tokens", type=int, default=48, help="max tokens per sequence")
+    ap.add_argument("--sizes", default="1,2,4,8")
+    ap.add_argument("--threads", type=int, default=None)
+    args = ap.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",")]
+    be = LlamaCppBackend(resolve(args.model), n_ctx=4096, n_threads=args.threads,
+                         max_batch=max(sizes))
+    be.generate_many(requests(2, 4))          # warm up: pages in the weights, caches the prefix
+    load0 = os.getloadavg()
+    rows = {}
+    for n in sizes:
+        reqs = requests(n, args.tokens)
+        t0 = time.perf_counter()
+        seq = [be.generate(r.messages, r.params) for r in reqs]
+        t1 = time.perf_counter()
+        bat = be.generate_many(reqs, max_batch=n)
+        t2 = time.perf_counter()
+        n_seq = sum(c.completion_tokens for c in seq)
+        n_bat = sum(c.completion_tokens for c in bat)
+        same = sum([t.id for t in a.tokens] == [t.id for t in b.tokens] for a, b in zip(seq, bat))
+        rows[n] = {"seq_tok_s": round(n_seq / (t1 - t0), 1), "batch_tok_s": round(n_bat / (t2 - t1), 1),
+                   "seq_s": round(t1 - t0, 2), "batch_s": round(t2 - t1, 2),
+                   "speedup": round((n_bat / (t2 - t1)) / (n_seq / (t1 - t0)), 2),
+                   "identical": same, "n": n, "mode": bat[0].batch["mode"]}
+        r = rows[n]
+        print(f"{n} sequences: one by one {r['seq_tok_s']:6.1f} tok/s ({n_seq} tokens, "
+              f"{r['seq_s']} s)   together {r['batch_tok_s']:6.1f} tok/s ({n_bat} tokens, "
+              f"{r['batch_s']} s)   x{r['speedup']:.2f}   identical {same}/{n}", flush=True)
+    load1 = os.getloadavg()
+    print(f"model: {be.info.name} ({be.info.quantization}), {args.tokens} tokens per sequence, "
+          f"{os.cpu_count()} CPUs, load average before {load0[0]:.2f}, after {load1[0]:.2f}")
+    if 4 in rows:
+        print(f"4 sequences: x{rows[4]['speedup']:.2f} the sequential throughput (target >= 2.5)")
+    print(json.dumps({"model": be.info.name, "tokens": args.tokens, "cpus": os.cpu_count(),
+                      "load_before": round(load0[0], 2), "load_after": round(load1[0], 2),
+                      "sizes": rows,
+                      "speedup_4": rows.get(4, {}).get("speedup"), "target_4": 2.5}))
+
+
+if __name__ == "__main__":
+    main()

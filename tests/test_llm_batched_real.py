@@ -1,0 +1,172 @@
+"""generate_many/score_many of the llama.cpp backend against the real SmolLM2 model."""
+import json
+
+import numpy as np
+import pytest
+
+from workbench.llm import batching
+from workbench.llm.base import (ContextOverflowError, GenParams, GenRequest, GrammarError, LLMError,
+                                ScoreRequest)
+
+SYSTEM = {"role": "system", "content": "You answer questions about films and cities briefly."}
+QUESTIONS = ["Who directed the film Inception?", "What is the capital of France?",
+             "Name a famous painter.", "In which year did the Second World War end?"]
+
+
+def _reqs(max_tokens=16, **kw):
+    return [GenRequest([SYSTEM, {"role": "user", "content": q}], GenParams(max_tokens=max_tokens, **kw))
+            for q in QUESTIONS]
+
+
+def _ids(comps):
+    return [[t.id for t in c.tokens] for c in comps]
+
+
+def test_each_sequence_follows_its_own_grammar_or_schema(default_llm):
+    person = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}},
+              "required": ["name"]}
+    year = {"type": "object", "properties": {"year": {"type": "integer"}, "sure": {"type": "boolean"}},
+            "required": ["year", "sure"]}
+    reqs = _reqs(max_tokens=40)
+    reqs[0].params.json_schema = person
+    reqs[1].params.grammar = 'root ::= "Paris" | "Lyon" | "Nice"'
+    reqs[3].params.json_schema = year
+    got = default_llm.generate_many(reqs)
+    assert {c.batch["mode"] for c in got} == {"llama_cpp"} and got[0].batch["size"] == 4
+    assert set(json.loads(got[0].text)) == {"name"}
+    assert got[1].text in ("Paris", "Lyon", "Nice")
+    assert got[2].text and not got[2].text.lstrip().startswith("{")      # unconstrained
+    obj = json.loads(got[3].text)
+    assert set(obj) == {"year", "sure"} and isinstance(obj["year"], int) and isinstance(obj["sure"], bool)
+    for c in got:
+        assert "".join(t.piece for t in c.tokens) == c.text and c.completion_tokens == len(c.tokens)
+        assert all(t.logprob <= 0 and t.entropy >= 0 for t in c.tokens)
+
+
+def test_batched_logprobs_match_a_teacher_forced_score(default_llm):
+    reqs = _reqs(max_tokens=20)
+    got = default_llm.generate_many(reqs)
+    own, other = [], []
+    for i, (r, c) in enumerate(zip(reqs, got)):
+        assert c.tokens
+        sc = default_llm.score(r.messages, c.text)
+        assert [t.id for t in sc.tokens] == [t.id for t in c.tokens]
+        own.append(np.abs(np.array(sc.logprobs) - np.array(c.logprobs)).mean())
+        # the same text under another question: what a mix-up between sequences would give
+        wrong = default_llm.score(reqs[(i + 1) % 4].messages, c.text)
+        other.append(np.abs(np.array(wrong.logprobs) - np.array(c.logprobs)).mean())
+    # kernels of a 4-row batch round differently from the one-row path: close, not equal
+    assert max(own) < 0.1, own
+    assert min(other) > 3 * max(own), (own, other)
+    # score_many agrees with score in the same way
+    many = default_llm.score_many([ScoreRequest(r.messages, c.text) for r, c in zip(reqs, got)])
+    for c, s in zip(got, many):
+        assert len(s.tokens) == len(c.tokens) and s.batch["size"] == 4
+        assert np.abs(np.array(s.logprobs) - np.array(c.logprobs)).mean() < 0.1
+
+
+def test_stop_strings_and_max_tokens_per_sequence(default_llm):
+    reqs = _reqs(max_tokens=30)
+    reqs[0].params.max_tokens = 3
+    reqs[1].params.stop = ["Paris"]
+    reqs[2].params.stop = [" ", "\n"]
+    got = default_llm.generate_many(reqs)
+    assert got[0].completion_tokens == 3 and got[0].finish_reason == "length"
+    assert "Paris" not in got[1].text and got[1].finish_reason == "stop"
+    assert " " not in got[2].text and "\n" not in got[2].text and got[2].finish_reason == "stop"
+    assert got[3].completion_tokens <= 30
+    # the same requests one by one stop in the same places
+    alone = [default_llm.generate(r.messages, r.params) for r in reqs[:3]]
+    assert [c.finish_reason for c in alone] == [c.finish_reason for c in got[:3]]
+
+
+def test_a_batched_call_is_reproducible(default_llm):
+    reqs = _reqs(max_tokens=16)
+    a = default_llm.generate_many(reqs)
+    b = default_llm.generate_many(reqs)                 # prefix now cached
+    default_llm.generate("Something else entirely", GenParams(max_tokens=4, chat=False))
+    c = default_llm.generate_many(reqs, plan=[g for g in batching.plans_from_records(
+        [x.to_record() for x in a])[0]])                # cache changed; the recorded plan
+    assert _ids(a) == _ids(b) == _ids(c)
+    assert [x.logprobs for x in a] == [x.logprobs for x in b] == [x.logprobs for x in c]
+    assert b[0].batch["prefix_from_cache"] == b[0].batch["shared_prefix_tokens"] > 0
+
+
+def test_batch_size_one_is_exactly_generate(default_llm):
+    reqs = _reqs(max_tokens=12)
+    alone = [default_llm.generate(r.messages, r.params) for r in reqs[:2]]
+    got = default_llm.generate_many(reqs[:2], max_batch=1)
+    assert [c.batch["mode"] for c in got] == ["single", "single"]
+    assert _ids(got) == _ids(alone) and [c.logprobs for c in got] == [c.logprobs for c in alone]
+
+
+def test_a_shared_prefix_is_evaluated_once_and_then_reused(default_llm):
+    system = {"role": "system", "content": "You answer questions about films and their studios. " * 20}
+    reqs = [GenRequest([system, {"role": "user", "content": q}], GenParams(max_tokens=2))
+            for q in QUESTIONS]
+    prompt_lens = [len(default_llm.tokenize(default_llm.render(r.messages)[0])) for r in reqs]
+    default_llm.llm.reset()                              # nothing cached
+    before = default_llm._engine.prompt_tokens_evaluated
+    first = default_llm.generate_many(reqs)
+    evaluated = default_llm._engine.prompt_tokens_evaluated - before
+    p = first[0].batch["shared_prefix_tokens"]
+    assert p > 150 and first[0].batch["prefix_from_cache"] == 0
+    assert evaluated == first[0].batch["prompt_tokens_evaluated"] == sum(prompt_lens) - 3 * p
+    second = default_llm.generate_many(reqs)             # prefix left in the cache
+    assert second[0].batch["prefix_from_cache"] == p
+    assert second[0].batch["prompt_tokens_evaluated"] == sum(prompt_lens) - 4 * p
+    # and a plain generate after a batch reuses it too
+    single = default_llm.generate([system, {"role": "user", "content": "Name a studio."}],
+                                  GenParams(max_tokens=2))
+    assert single.cached_prompt_tokens >= p - 1
+
+
+def test_generate_after_a_batch_is_unchanged(default_llm):
+    q = [{"role": "user", "content": "Who directed the film Inception?"}]
+    before = default_llm.generate(q, GenParams(max_tokens=12))
+    default_llm.generate_many(_reqs(max_tokens=8))
+    after = default_llm.generate(q, GenParams(max_tokens=12))
+    assert [t.id for t in after.tokens] == [t.id for t in before.tokens]
+    assert after.logprobs == pytest.approx(before.logprobs, abs=1e-4)
+
+
+def test_overflow_and_bad_grammar_name_the_request_before_anything_runs(default_llm):
+    reqs = _reqs(max_tokens=8)
+    reqs[2] = GenRequest([{"role": "user", "content": "film " * 5000}], GenParams(max_tokens=8))
+    before = default_llm._engine.prompt_tokens_evaluated
+    with pytest.raises(ContextOverflowError, match="Request 2 of the batch.*Raise n_ctx") as e:
+        default_llm.generate_many(reqs)
+    assert e.value.request == 2 and default_llm._engine.prompt_tokens_evaluated == before
+    reqs = _reqs(max_tokens=8)
+    reqs[1].params.grammar = "root ::= ("
+    with pytest.raises(GrammarError, match="Request 1 of the batch"):
+        default_llm.generate_many(reqs)
+    with pytest.raises(ContextOverflowError, match="Request 0"):
+        default_llm.score_many([ScoreRequest("x", "film " * 5000)])
+
+
+def test_requests_that_do_not_fit_together_are_split_into_groups(default_llm):
+    # each may need 1,500 cells: two fit in n_ctx=4096 together, three do not
+    reqs = _reqs(max_tokens=1500, grammar='root ::= "yes" | "no"')
+    got = default_llm.generate_many(reqs)
+    assert [c.batch["members"] for c in got] == [[0, 1], [0, 1], [2, 3], [2, 3]]
+    assert all(c.text in ("yes", "no") for c in got)
+    with pytest.raises(LLMError, match="more KV cells than n_ctx"):
+        default_llm.generate_many(reqs, plan=[[0, 1, 2], [3]])
+    with pytest.raises(LLMError, match="at most 8 together"):
+        default_llm.generate_many(_reqs() * 3, plan=[list(range(9)), list(range(9, 12))])
+
+
+def test_score_many_groups_and_single(default_llm):
+    reqs = [ScoreRequest([SYSTEM, {"role": "user", "content": QUESTIONS[0]}], " Christopher Nolan."),
+            ScoreRequest([SYSTEM, {"role": "user", "content": QUESTIONS[0]}], " Bananas are submarines."),
+            ScoreRequest("plain context", "")]
+    got = default_llm.score_many(reqs)
+    assert got[0].scores().perplexity < got[1].scores().perplexity
+    assert got[2].tokens == [] and got[0].continuation == " Christopher Nolan."
+    one = default_llm.score_many(reqs[:1])
+    assert one[0].batch["mode"] == "single"
+    # a group of one is a plain score (which itself rounds a little differently with the
+    # number of context tokens it finds cached)
+    alone = default_llm.score(reqs[0].context, reqs[0].continuation)
+    assert one[0].logprobs == pytest.approx(alone.logprobs, abs=0.1)

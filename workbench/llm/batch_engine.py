@@ -1,0 +1,374 @@
+"""Several sequences decoded together in one llama.cpp context, one ``llama_batch`` per step.
+
+llama-cpp-python's ``Llama`` generates one sequence at a time. Token decoding on a CPU
+(more so on a GPU) is bound by memory bandwidth: one step that carries a token of each of
+N sequences reads the weights once, so it costs far less than N single steps. This module
+drives llama.cpp's low-level API for that: ``llama_batch_init``/``llama_decode`` with a
+token of every live sequence per step, ``llama_get_logits_ith`` for each sequence's row,
+``llama_memory_seq_cp``/``llama_memory_seq_rm`` for the KV cells, and one sampler chain
+per sequence (a grammar's parse state belongs to one sequence).
+
+**One context, not two.** The engine runs in the high-level ``Llama``'s own context,
+rebuilt once at load time with ``n_seq_max = max_batch + 1`` and a unified KV cache
+(:func:`enable_sequences`). Measured with SmolLM2-135M at n_ctx 4096: the rebuilt context
+adds 4 MB of resident memory and single-sequence ``generate`` runs at the same speed,
+while a second context beside the first costs 99 MB (its own KV cache and compute
+buffers, about 5x that for a 1.5B model with a 152k vocabulary). The unified cache also
+makes a shared prefix free to share: ``llama_memory_seq_cp`` tags the same cells with
+more sequence ids, no data moves. And it lets batched calls and single calls share one
+cross-call prefix cache: sequence 0 is ``Llama``'s own sequence, holding the prompt of its
+previous call (``Llama.generate`` keeps it to skip re-evaluating a common prefix).
+
+**A group** (the requests that run together) goes like this:
+
+1. Shared prefix: ``P`` = the longest common prefix of the group's prompts, leaving at least
+   one token of each prompt to evaluate (its logits give the first new token). Sequence 0
+   is trimmed to its common prefix with those ``P`` tokens and extended to all of them
+   through ``Llama.eval``, so ``Llama``'s record of what is cached stays true; then its
+   cells are copied to sequences 1..N. The prefix is evaluated once per group, and not at
+   all when the previous call left it in the cache.
+2. Prefill: the rest of each prompt, packed into batches of at most ``n_batch`` tokens,
+   logits only at each prompt's last token.
+3. Decode: a batch of the last token of every live sequence per step. Each sequence's
+   logprob and entropy come from its own row of raw logits (one vectorised log-softmax, as
+   ``LlamaCppBackend.generate`` does), sampling from its own chain. A sequence ends at an
+   end-of-generation token, a stop string or ``max_tokens``; its cells are freed at once.
+4. Sequences 1..N are removed; sequence 0 keeps the shared prefix for the next call.
+
+Every cell a group can need (prefix, each prompt's rest, each ``max_tokens``) must fit in
+``n_ctx`` at once; :func:`plan_groups` splits requests into groups that do.
+
+**Numerics.** Greedy output is not bit-identical across batch sizes: llama.cpp's CPU
+kernels switch from a matrix-vector to a matrix-matrix path at a few rows, so the logits of
+one sequence differ in the last bits with the number of sequences in the step, and a
+near-tie can flip. A group is deterministic given its members and the cache it starts
+from, which is why each completion records its group (see ``batching.py``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+# Logit rows one decode may ask for when scoring: llama.cpp keeps an output buffer as
+# large as the most rows ever requested (n_vocab floats each: 600 kB for a 152k vocab).
+MAX_OUTPUT_ROWS = 32
+
+
+def logsoftmax_stats(logits: np.ndarray, tok: int) -> tuple[float, float]:
+    """(logprob of tok, entropy in nats) of the raw, untempered distribution."""
+    m = float(logits.max())
+    z = logits - m
+    e = np.exp(z)
+    s = float(e.sum())
+    lse = np.log(s)
+    lp = float(z[tok]) - float(lse)
+    ent = float(lse) - float(np.dot(e, z)) / s
+    return lp, ent
+
+
+def shared_prefix(token_lists: Sequence[Sequence[int]], keep: Sequence[int] | None = None) -> int:
+    """Length of the common prefix of all lists, leaving each list at least ``keep[i]``
+    (default 1) tokens past it: those produce the logits the sequence needs."""
+    if not token_lists:
+        return 0
+    keep = keep if keep is not None else [1] * len(token_lists)
+    n = min(len(t) - k for t, k in zip(token_lists, keep))
+    first = token_lists[0]
+    for other in token_lists[1:]:
+        i = 0
+        while i < n and first[i] == other[i]:
+            i += 1
+        n = i
+    return max(n, 0)
+
+
+def cells_needed(token_lists: Sequence[Sequence[int]], extra: Sequence[int],
+                 keep: Sequence[int] | None = None) -> int:
+    """KV cells a group occupies at most: the shared prefix once, each list's rest, and
+    each sequence's ``extra`` (tokens it may still add)."""
+    p = shared_prefix(token_lists, keep)
+    return p + sum(len(t) - p + x for t, x in zip(token_lists, extra))
+
+
+def plan_groups(token_lists: Sequence[Sequence[int]], extra: Sequence[int], max_batch: int,
+                n_ctx: int, keep: Sequence[int] | None = None) -> list[list[int]]:
+    """Consecutive groups of at most ``max_batch`` requests whose cells fit in ``n_ctx``."""
+    keep = keep if keep is not None else [1] * len(token_lists)
+    groups: list[list[int]] = []
+    cur: list[int] = []
+    for i in range(len(token_lists)):
+        trial = cur + [i]
+        if cur and (len(trial) > max_batch or cells_needed(
+                [token_lists[j] for j in trial], [extra[j] for j in trial],
+                [keep[j] for j in trial]) > n_ctx):
+            groups.append(cur)
+            trial = [i]
+        cur = trial
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+def enable_sequences(llm: Any, n_seq_max: int) -> None:
+    """Rebuild ``llm``'s context with ``n_seq_max`` sequences over one unified KV cache.
+
+    ``Llama`` only asks for several sequences when it embeds, so the context it made is
+    replaced, with the same parameters otherwise; the old one is freed first so the two
+    never hold memory together.
+    """
+    import llama_cpp
+    from llama_cpp import _internals
+
+    params = llama_cpp.llama_context_params.from_buffer_copy(llm.context_params)
+    params.n_seq_max = n_seq_max
+    params.kv_unified = True
+    llm._ctx.close()
+    llm._ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=llm.verbose)
+    llm.context_params = params
+    llm.reset()
+
+
+@dataclass
+class SeqSpec:
+    """One sequence to generate: its prompt tokens and how to sample."""
+    tokens: list[int]
+    max_tokens: int
+    temperature: float = 0.0
+    top_k: int = 40
+    top_p: float = 0.95
+    seed: int = 0
+    grammar: Any = None              # llama_cpp.LlamaGrammar, already checked to parse
+    stops: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SeqResult:
+    ids: list[int] = field(default_factory=list)
+    pieces: list[bytes] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    entropies: list[float] = field(default_factory=list)
+    finish: str = "length"
+    done: bool = False
+    first_s: float = 0.0              # seconds from the group's start to its first token
+    done_s: float = 0.0
+
+    @property
+    def raw(self) -> bytes:
+        return b"".join(self.pieces)
+
+
+@dataclass
+class GroupStats:
+    prefix_tokens: int = 0            # shared prefix of the group
+    prefix_cached: int = 0            # ... of which the previous call left in the cache
+    prompt_evaluated: int = 0         # prompt tokens this group evaluated, prefix included
+    decode_steps: int = 0
+
+
+class BatchEngine:
+    """Runs groups of sequences in ``llm``'s context (see the module docstring)."""
+
+    def __init__(self, llm: Any):
+        import llama_cpp
+        self._lc = llama_cpp
+        self.llm = llm
+        self.n_vocab = llm.n_vocab()
+        self.n_batch = llm.n_batch
+        self.max_seqs = llama_cpp.llama_n_seq_max(llm._ctx.ctx) - 1
+        self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
+        self.prompt_tokens_evaluated = 0    # over the engine's life: what prefix sharing saves
+
+    def close(self) -> None:
+        if self._batch is not None:
+            self._lc.llama_batch_free(self._batch)
+            self._batch = None
+
+    # -- low-level helpers --
+    @property
+    def _ctx(self):
+        return self.llm._ctx.ctx
+
+    def _mem(self):
+        return self._lc.llama_get_memory(self._ctx)
+
+    def _decode(self, entries: Sequence[tuple[int, int, int, bool]]) -> None:
+        """Decode ``(seq_id, token, pos, wants_logits)`` entries as one batch."""
+        b = self._batch
+        for j, (sid, tok, pos, out) in enumerate(entries):
+            b.token[j] = tok
+            b.pos[j] = pos
+            b.n_seq_id[j] = 1
+            b.seq_id[j][0] = sid
+            b.logits[j] = out
+        b.n_tokens = len(entries)
+        rc = self._lc.llama_decode(self._ctx, b)
+        if rc != 0:
+            why = ("no free KV cells: raise n_ctx or run fewer requests together" if rc == 1
+                   else "see llama.cpp's log above")
+            from .base import LLMError
+            raise LLMError(f"llama_decode failed ({rc}) on a batch of {len(entries)} tokens: {why}.")
+
+    def _row(self, idx: int) -> np.ndarray:
+        ptr = self._lc.llama_get_logits_ith(self._ctx, idx)
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+
+    def _load_prefix(self, prefix: list[int]) -> int:
+        """Make sequence 0 hold exactly ``prefix``; returns how many tokens were cached."""
+        llm = self.llm
+        cached = 0
+        for a, b in zip(llm._input_ids, prefix):
+            if a != b:
+                break
+            cached += 1
+        if not self._lc.llama_memory_seq_rm(self._mem(), 0, cached, -1):
+            self._lc.llama_memory_clear(self._mem(), True)   # no partial removal here
+            cached = 0
+        llm.n_tokens = cached
+        if len(prefix) > cached:
+            llm.eval(prefix[cached:])
+        self.prompt_tokens_evaluated += len(prefix) - cached
+        return cached
+
+    def _run_group(self, token_lists: Sequence[Sequence[int]], keep: Sequence[int] | None,
+                   body) -> GroupStats:
+        """Shared prefix into sequence 0, copied to 1..N; ``body(P)`` does the rest."""
+        if len(token_lists) > self.max_seqs:
+            from .base import LLMError
+            raise LLMError(f"{len(token_lists)} sequences in one group, but the context was "
+                           f"made for {self.max_seqs}; raise max_batch when loading the model.")
+        p = shared_prefix(token_lists, keep)
+        stats = GroupStats(prefix_tokens=p)
+        mem = self._mem()
+        try:
+            stats.prefix_cached = self._load_prefix(list(token_lists[0][:p]))
+            stats.prompt_evaluated = p - stats.prefix_cached
+            for i in range(len(token_lists)):
+                self._lc.llama_memory_seq_cp(mem, 0, i + 1, -1, -1)
+            body(p, stats)
+        finally:
+            for i in range(len(token_lists)):
+                self._lc.llama_memory_seq_rm(mem, i + 1, -1, -1)
+            # the context's logits are no longer those of sequence 0's last token
+            self.llm._requires_eval = True
+        return stats
+
+    def _packed(self, entries: list[tuple[int, int, int, bool]], max_outputs: int):
+        """Split entries into decode batches of at most n_batch tokens and max_outputs rows."""
+        start = 0
+        while start < len(entries):
+            end, outs = start, 0
+            while end < len(entries) and end - start < self.n_batch:
+                if entries[end][3]:
+                    if outs == max_outputs:
+                        break
+                    outs += 1
+                end += 1
+            yield entries[start:end]
+            start = end
+
+    # -- generation --
+    def _sampler(self, spec: SeqSpec):
+        from llama_cpp import _internals
+        s = _internals.LlamaSampler()
+        if spec.grammar is not None:
+            s.add_grammar(self.llm._model, spec.grammar)
+        # the chain Llama.generate builds, less its stages that are no-ops at the
+        # workbench's settings (penalties of 1.0, typical_p 1.0, min_p 0)
+        if spec.temperature == 0.0:
+            s.add_greedy()
+        elif spec.temperature < 0.0:
+            s.add_dist(spec.seed)
+        else:
+            s.add_top_k(spec.top_k)
+            s.add_top_p(spec.top_p, 1)
+            s.add_temp(spec.temperature)
+            s.add_dist(spec.seed)
+        return s
+
+    def generate(self, specs: Sequence[SeqSpec]) -> tuple[list[SeqResult], GroupStats]:
+        results = [SeqResult() for _ in specs]
+        samplers = [self._sampler(s) for s in specs]
+        t0 = time.perf_counter()
+        vocab = self.llm._model.vocab
+        mem = self._mem()
+
+        def take(i: int, idx: int) -> None:
+            """Sample sequence i's next token from batch row idx and record it."""
+            spec, r = specs[i], results[i]
+            tok = samplers[i].sample(self.llm._ctx, idx)
+            if self._lc.llama_vocab_is_eog(vocab, tok):
+                r.finish, r.done = "stop", True
+            else:
+                lp, ent = logsoftmax_stats(self._row(idx), tok)
+                r.ids.append(int(tok))
+                r.pieces.append(self.llm.detokenize([tok], special=False))
+                r.logprobs.append(lp)
+                r.entropies.append(ent)
+                if spec.stops:
+                    text = r.raw.decode("utf-8", errors="ignore")
+                    if any(s in text for s in spec.stops):
+                        r.finish, r.done = "stop", True
+                if len(r.ids) >= spec.max_tokens:
+                    r.done = True
+            now = time.perf_counter() - t0
+            if len(r.ids) <= 1 and not r.first_s:
+                r.first_s = now
+            if r.done:
+                r.done_s = now
+                self._lc.llama_memory_seq_rm(mem, i + 1, -1, -1)
+
+        def body(p: int, stats: GroupStats) -> None:
+            prefill = [(i + 1, tok, pos, pos == len(s.tokens) - 1)
+                       for i, s in enumerate(specs) for pos, tok in enumerate(s.tokens) if pos >= p]
+            stats.prompt_evaluated += len(prefill)
+            self.prompt_tokens_evaluated += len(prefill)
+            for chunk in self._packed(prefill, len(specs)):
+                self._decode(chunk)
+                for idx, (sid, _, _, out) in enumerate(chunk):
+                    if out:
+                        take(sid - 1, idx)
+            while True:
+                live = [i for i, r in enumerate(results) if not r.done]
+                if not live:
+                    break
+                self._decode([(i + 1, results[i].ids[-1],
+                               len(specs[i].tokens) + len(results[i].ids) - 1, True) for i in live])
+                stats.decode_steps += 1
+                for idx, i in enumerate(live):
+                    take(i, idx)
+
+        try:
+            stats = self._run_group([s.tokens for s in specs], None, body)
+        finally:
+            for s in samplers:
+                s.close()
+        return results, stats
+
+    # -- teacher-forced scoring --
+    def score(self, pairs: Sequence[tuple[list[int], list[int]]]
+              ) -> tuple[list[list[tuple[float, float]]], GroupStats]:
+        """(logprob, entropy) of each continuation token after its context."""
+        out: list[list[tuple[float, float]]] = [[] for _ in pairs]
+        fulls = [c + k for c, k in pairs]
+
+        def body(p: int, stats: GroupStats) -> None:
+            # position pos predicts full[pos + 1]; only the continuation's are wanted
+            entries = [(i + 1, full[pos], pos, pos >= len(c) - 1)
+                       for i, ((c, k), full) in enumerate(zip(pairs, fulls)) if k
+                       for pos in range(p, len(full) - 1)]
+            stats.prompt_evaluated += len(entries)
+            self.prompt_tokens_evaluated += len(entries)
+            for chunk in self._packed(entries, MAX_OUTPUT_ROWS):
+                self._decode(chunk)
+                for idx, (sid, _, pos, wanted) in enumerate(chunk):
+                    if wanted:
+                        out[sid - 1].append(logsoftmax_stats(self._row(idx), fulls[sid - 1][pos + 1]))
+
+        # each context keeps its last token out of the prefix (its logits score the first
+        # continuation token), so the prefix never reaches into a continuation
+        keep = [len(full) - len(c) + 1 for (c, _), full in zip(pairs, fulls)]
+        stats = self._run_group(fulls, keep, body)
+        return out, stats
