@@ -1,4 +1,8 @@
-"""generate_many/score_many of the llama.cpp backend against the real SmolLM2 model."""
+"""generate_many/score_many of the llama.cpp backend against the real SmolLM2 model.
+
+``default_llm`` serves the model from a worker process, so these calls also cross the
+worker's pipe: requests, completions and errors as pickled data.
+"""
 import json
 
 import numpy as np
@@ -105,13 +109,13 @@ def test_a_shared_prefix_is_evaluated_once_and_then_reused(default_llm):
     reqs = [GenRequest([system, {"role": "user", "content": q}], GenParams(max_tokens=2))
             for q in QUESTIONS]
     prompt_lens = [len(default_llm.tokenize(default_llm.render(r.messages)[0])) for r in reqs]
-    default_llm.llm.reset()                              # nothing cached
-    before = default_llm._engine.prompt_tokens_evaluated
+    default_llm.generate("Zebras", GenParams(max_tokens=1, chat=False))   # nothing useful cached
     first = default_llm.generate_many(reqs)
-    evaluated = default_llm._engine.prompt_tokens_evaluated - before
     p = first[0].batch["shared_prefix_tokens"]
-    assert p > 150 and first[0].batch["prefix_from_cache"] == 0
-    assert evaluated == first[0].batch["prompt_tokens_evaluated"] == sum(prompt_lens) - 3 * p
+    assert p > 150 and first[0].batch["prefix_from_cache"] <= 1
+    # the prefix once, then each prompt's own part: tokens put into llama_decode batches
+    assert first[0].batch["prompt_tokens_evaluated"] == \
+        sum(prompt_lens) - 3 * p - first[0].batch["prefix_from_cache"]
     second = default_llm.generate_many(reqs)             # prefix left in the cache
     assert second[0].batch["prefix_from_cache"] == p
     assert second[0].batch["prompt_tokens_evaluated"] == sum(prompt_lens) - 4 * p
@@ -133,10 +137,9 @@ def test_generate_after_a_batch_is_unchanged(default_llm):
 def test_overflow_and_bad_grammar_name_the_request_before_anything_runs(default_llm):
     reqs = _reqs(max_tokens=8)
     reqs[2] = GenRequest([{"role": "user", "content": "film " * 5000}], GenParams(max_tokens=8))
-    before = default_llm._engine.prompt_tokens_evaluated
     with pytest.raises(ContextOverflowError, match="Request 2 of the batch.*Raise n_ctx") as e:
         default_llm.generate_many(reqs)
-    assert e.value.request == 2 and default_llm._engine.prompt_tokens_evaluated == before
+    assert e.value.request == 2 and e.value.prompt_tokens > 4096
     reqs = _reqs(max_tokens=8)
     reqs[1].params.grammar = "root ::= ("
     with pytest.raises(GrammarError, match="Request 1 of the batch"):
