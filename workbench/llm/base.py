@@ -30,8 +30,7 @@ class ContextOverflowError(LLMError):
             f"max_tokens, or retrieve fewer/shorter passages."
         )
 
-    def __reduce__(self):
-        # errors cross a process boundary pickled; the default would call __init__(message)
+    def __reduce__(self):          # crosses the model worker's pipe with its numbers
         return (type(self), (self.prompt_tokens, self.max_tokens, self.n_ctx, self.request))
 
 
