@@ -56,7 +56,10 @@ class LlamaCppBackend:
         try:
             self.llm = llama_cpp.Llama(
                 model_path=str(path), n_gpu_layers=n_gpu_layers, n_ctx=n_ctx,
-                n_threads=n_threads or os.cpu_count(), n_batch=n_batch, seed=seed, logits_all=False,
+                # batches (prompts, several sequences) get the same threads as single tokens:
+                # Llama would give them every CPU, whatever n_threads says
+                n_threads=n_threads or os.cpu_count(), n_threads_batch=n_threads or os.cpu_count(),
+                n_batch=n_batch, seed=seed, logits_all=False,
                 verbose=verbose)
         except (ValueError, RuntimeError) as e:
             raise ModelFileError(
