@@ -173,3 +173,17 @@ def test_score_many_groups_and_single(default_llm):
     # number of context tokens it finds cached)
     alone = default_llm.score(reqs[0].context, reqs[0].continuation)
     assert one[0].logprobs == pytest.approx(alone.logprobs, abs=0.25)
+
+
+def test_a_model_loaded_without_batching_runs_generate_many_one_by_one():
+    from workbench.llm.llama_cpp_backend import LlamaCppBackend
+    from workbench.llm.registry import resolve
+    be = LlamaCppBackend(resolve("smollm2-135m"), n_ctx=512, n_threads=1, max_batch=1)
+    try:
+        # prompt and multi-sequence batches keep to the thread count asked for
+        assert be.llm.context_params.n_threads_batch == 1 and be._engine is None
+        got = be.generate_many(_reqs(max_tokens=3)[:2], max_batch=4)
+        assert [c.batch["mode"] for c in got] == ["single", "single"]
+        assert [c.batch["members"] for c in got] == [[0], [1]]
+    finally:
+        be.close()
