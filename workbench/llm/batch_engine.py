@@ -233,7 +233,7 @@ class BatchEngine:
 
     def _run_group(self, token_lists: Sequence[Sequence[int]], keep: Sequence[int] | None,
                    body) -> GroupStats:
-        """Shared prefix into sequence 0, copied to 1..N; ``body(P)`` does the rest."""
+        """Shared prefix into sequence 0, copied to 1..N; ``body(P, stats)`` does the rest."""
         if len(token_lists) > self.max_seqs:
             from .base import LLMError
             raise LLMError(f"{len(token_lists)} sequences in one group, but the context was "
