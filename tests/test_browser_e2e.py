@@ -331,16 +331,14 @@ def test_triage_breaking_node_and_failure_class_chart(browser, tmp_path, default
     by the eval runner; a CRP-RAG run whose chain broke is opened on Annotate (graph with
     the breaking node highlighted, class banner, pre-filled label) and the Evaluate page
     draws the failure-class chart. Both screenshots go to tests/artifacts/."""
-    from tests.test_triage_real import QUESTIONS, SETS
-    from workbench.eval.runner import EvalRunner, EvalSpec
+    from tests.test_triage_real import triage_spec
+    from workbench.eval.runner import EvalRunner
     from workbench.store import Store
     from workbench.triage import CLASS_LABELS
     from workbench.triage import store as TS
     from workbench.viz.style import BREAK_BORDER
     st = Store(tmp_path / "workbench.duckdb")
-    r = EvalRunner.new(st, EvalSpec("demo", ["standard-rag", "crp-rag"],
-                                    question_ids=list(QUESTIONS), sets=SETS, judge="off"),
-                       backend=default_llm)
+    r = EvalRunner.new(st, triage_spec(), backend=default_llm)
     r.run()
     crp = [x["run_id"] for x in st.query(
         "SELECT run_id FROM runs WHERE method = 'crp-rag' ORDER BY question_id")]

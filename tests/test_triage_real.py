@@ -22,6 +22,14 @@ SETS = {"standard-rag.retriever": "bm25", "standard-rag.top_k": 3,
         "crp-rag.step_max_tokens": 16, "crp-rag.answer_max_tokens": 40}
 
 
+def triage_spec():
+    """Standard RAG and CRP-RAG on QUESTIONS, stored by the eval runner, unjudged."""
+    from workbench.eval.runner import EvalSpec
+    # q040 is in demo:train, which CRP-RAG's threshold saw: this checks triage, not accuracy
+    return EvalSpec("demo", ["standard-rag", "crp-rag"], question_ids=list(QUESTIONS), sets=SETS,
+                    judge="off", allow_leakage=True)
+
+
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory, default_llm):
     import os
@@ -35,11 +43,9 @@ def stored(tmp_path_factory, default_llm):
             qs = {i: ds.question(i) for i in QUESTIONS}
         except (LookupError, FileNotFoundError) as e:
             pytest.skip(f"demo world not available: {e}")
-        from workbench.eval.runner import EvalRunner, EvalSpec
+        from workbench.eval.runner import EvalRunner
         st = Store(home / "runs.duckdb")
-        r = EvalRunner.new(st, EvalSpec("demo", ["standard-rag", "crp-rag"],
-                                        question_ids=list(QUESTIONS), sets=SETS, judge="off"),
-                           backend=default_llm)
+        r = EvalRunner.new(st, triage_spec(), backend=default_llm)
         r.run()
         yield st, r.eval_id, qs
     finally:

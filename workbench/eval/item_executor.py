@@ -226,6 +226,7 @@ class ItemExecutor:
 def score_item(setup: WorkerSetup, item: Item, tr: T.Trace, run_ms: float, judge: Any,
                model_sha256: str) -> dict[str, Any]:
     """The ``eval_items`` row of one run (plus ``_metrics`` for ``runs.metrics``)."""
+    # triage.classify imports eval.metrics, whose package imports this module
     from ..triage.store import eval_metrics as eval_triage
     q, v = item.question, item.variant
     sc = setup.scoring
