@@ -52,12 +52,17 @@ class RunContext:
                  params: GenParams | None = None, *, node_id: str | None = None,
                  prompt_version: str = "") -> Events:
         comp = self.llm.generate(messages, params or GenParams())
+        yield self._call_event(comp, purpose, node_id, prompt_version)
+        return comp
+
+    def _call_event(self, comp: Any, purpose: str, node_id: str | None,
+                    prompt_version: str) -> T.Event:
+        """The ``llm_call`` event of one completion, in this context's phase."""
         call_id = T.new_id("call_")
         rec = comp.to_record()
         rec.update(purpose=purpose, phase=self.phase, call_id=call_id,
                    prompt_version=prompt_version)
-        yield T.Event(T.LLM_CALL, rec, node_id=node_id, llm_call_id=call_id)
-        return comp
+        return T.Event(T.LLM_CALL, rec, node_id=node_id, llm_call_id=call_id)
 
     def generate_json(self, purpose: str, messages: list[Message] | str, schema: dict[str, Any],
                       params: GenParams | None = None, *, node_id: str | None = None,
@@ -106,11 +111,7 @@ class RunContext:
         plan = self.batch_plans.pop(0) if self.batch_plans else None
         comps = batching.generate_many(self.llm, requests, max_batch=self.max_batch, plan=plan)
         for comp, what, nid in zip(comps, purposes, nodes):
-            call_id = T.new_id("call_")
-            rec = comp.to_record()
-            rec.update(purpose=what, phase=self.phase, call_id=call_id,
-                       prompt_version=prompt_version)
-            yield T.Event(T.LLM_CALL, rec, node_id=nid, llm_call_id=call_id)
+            yield self._call_event(comp, what, nid, prompt_version)
         return comps
 
     def generate_json_many(self, purpose: str | Sequence[str], requests: Sequence[GenRequest],
