@@ -17,7 +17,7 @@ the method's refusal decision is not changed (a refusal never reaches this step)
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .. import trace as T
@@ -48,13 +48,12 @@ def span_knob(paper: str, group: str = "answer") -> Any:
 class Span:
     """What the answer node and event carry. ``node_id`` is None when extraction was off."""
     text: str                       # the span, or the method's own answer when none parsed
-    long_answer: str
     parents: list[str]              # what the answer node hangs from
     node_id: str | None = None
     parsed: bool = False
     unknown: bool = False
     error: str = ""
-    scores: dict[str, float] = field(default_factory=dict)
+    confidence: float | None = None     # of the extraction call
 
     @property
     def layer_offset(self) -> int:
@@ -67,7 +66,7 @@ class Span:
             return {}
         out: dict[str, Any] = {"answer_span": {"node": self.node_id, "parsed": self.parsed,
                                                "unknown": self.unknown, "error": self.error,
-                                               "confidence": self.scores.get("confidence")}}
+                                               "confidence": self.confidence}}
         if self.unknown:
             out["idk"] = True
         return out
@@ -102,7 +101,7 @@ def extract(ctx: RunContext, question: str, long_answer: str, fallback: str, *,
     ``fallback`` is what the method answers without extraction (kept when the output does not
     parse); ``parents`` are the nodes whose answer is read."""
     if not enabled:
-        return Span(fallback, long_answer, list(parents))
+        return Span(fallback, list(parents))
     yield ctx.set_phase(PHASE)
     xid = node_id or ctx.node_id("x")
     shown = C.clip(long_answer, LONG_ANSWER_CHARS)
@@ -122,5 +121,5 @@ def extract(ctx: RunContext, question: str, long_answer: str, fallback: str, *,
                        raw_output=comp.text, answer=text)
     # The call's perplexity and confidence show with the call in the inspector; they are not
     # node scores, which the methods' what-if sliders would read as their own thresholds'.
-    return Span(text, long_answer, [xid], xid, span is not None, unknown, error,
-                C.score_dict(comp))
+    return Span(text, [xid], xid, span is not None, unknown, error,
+                C.score_dict(comp).get("confidence"))
