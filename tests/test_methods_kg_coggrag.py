@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tests.kg_toy import question, toy_kg
+from tests.span_helpers import add_span_rule
 from workbench import config as C
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods.base import RunContext
@@ -64,7 +65,7 @@ def _backend(decomp=None, verdicts=None, rethink="Insufficient information, I do
         be.add(f'"Answer": "{ans}"', v)
     be.add("Reply [right] or [wrong]", "[right]")
     be.add("judged wrong", {"answer": rethink})
-    return be
+    return add_span_rule(be)          # the extraction call copies short answers as they are
 
 
 def _run(kg, be, q=ROOT_Q, gold="t2", seed=0, **over):
@@ -253,9 +254,10 @@ def test_sibling_group_is_one_call_and_call_count_formula(kg):
     tr = _run(kg, _backend())
     p = _purposes(tr)
     # decompose(1) + local(3) + global(1) + reason(levels: 1 group + root) + verify(3)
+    # + the root answer's short span(1)
     assert p.count("decompose") == 1 and p.count("keys_local") == 3
     assert p.count("keys_global") == 1 and p.count("reason") == 2 and p.count("verify") == 3
-    assert len(p) == 10
+    assert p.count("answer_span") == 1 and len(p) == 11
     assert tr.summary["by_phase"]["decompose"]["llm_calls"] == 1
     per_node = _purposes(_run(kg, _backend(), reasoning="node"))
     assert per_node.count("reason") == 3
@@ -271,7 +273,8 @@ def test_event_order_and_well_formed_trace(kg):
     firsts = [order.index(t) for t in spec]
     assert firsts == sorted(firsts)
     assert tr.roots() == ["0"] and tr.answer["node_id"] == "answer"
-    assert tr.nodes["answer"].parents == ["0"] and tr.nodes["kg"].parents == ["0"]
+    assert tr.nodes["answer"].parents == ["span"] and tr.nodes["kg"].parents == ["0"]
+    assert tr.nodes["span"].parents == ["0"] and tr.nodes["span"].kind == "answer_extraction"
     assert tr.answer["info"]["contains"] is False      # scripted root says Ilse Varga
 
 

@@ -17,6 +17,8 @@ from workbench.methods.common import trace_problems
 from workbench.methods.prompts import crp_rag as P
 from workbench.runner import run_to_end
 
+from tests.span_helpers import add_span_rule
+
 Q = "Which studio produced the film directed by Hayao Miyazaki in 2001?"
 
 
@@ -86,7 +88,7 @@ def make_backend(plan, evals: dict[str, tuple[str, float]], default_eval=("Answe
     be.add(P.ABSTRACT_TAG, {"final_answer": "Studio Ghibli", "details": "paths agree"})
     be.add(P.PATH_TAG, "Studio Ghibli")
     be.add(P.NOISE_TAG, lambda p: "Noise about " + last_user(p).split("Task: ", 1)[1])
-    return be
+    return add_span_rule(be)          # the extraction call copies short answers as they are
 
 
 # Two root proposals (A, B); each proposes a final step about the studio -> merged node
@@ -239,9 +241,10 @@ def test_events_follow_the_spec_order():
     merged = next(n for n in tr.nodes.values() if n.attrs.get("merged"))
     # proposals_merged comes before the merged node is created
     assert seqs["proposals_merged"] < merged.history[0]
-    # phases gc -> kra -> ag, with per-phase LLM counts in run_finished
-    assert list(tr.summary["by_phase"]) == ["gc", "kra", "ag"]
+    # phases gc -> kra -> ag (-> the answer's span), with per-phase LLM counts in run_finished
+    assert list(tr.summary["by_phase"]) == ["gc", "kra", "ag", "span"]
     assert tr.summary["by_phase"]["gc"]["llm_calls"] == 2 + 4 + 1    # 2 root + 4 + 1 merge
+    assert tr.summary["by_phase"]["span"]["llm_calls"] == 1
 
 
 def test_every_llm_call_is_linked_and_evaluated_nodes_are_scored():
@@ -261,10 +264,10 @@ def test_unparsable_proposals_become_visible_and_run_continues():
     be.add(P.AGG_TAG, "Knowledge.")
     be.add(P.EVAL_TAG, "Studio Ghibli", logprob=-0.01)
     be.add(P.STEP_TAG, "Studio Ghibli produced it.")
-    tr = run(be)
+    tr = run(add_span_rule(be, "Studio Ghibli"))
     fails = nodes_of(tr, kind="parse_failed")
     assert len(fails) == 2 and all(f.state == "parse_failed" for f in fails)
-    assert tr.status == "finished"
+    assert tr.status == "finished" and tr.answer["text"] == "Studio Ghibli"
     fb = [n for n in tr.nodes.values() if n.kind == "final"]
     assert len(fb) == 1 and fb[0].text.startswith("Answer the question")
     assert not trace_problems(tr)
@@ -304,7 +307,7 @@ def test_root_probe_answers_without_a_graph_when_sufficient():
     tr = run(be, {"root_probe": True})
     assert tr.status == "finished"
     assert not [c for c in tr.llm_calls.values() if c["purpose"] == "propose"]
-    assert set(n.kind for n in tr.nodes.values()) == {"question", "answer"}
+    assert set(n.kind for n in tr.nodes.values()) == {"question", "answer_extraction", "answer"}
 
 
 def test_valid_paths_beyond_the_cap_are_unused():
@@ -401,7 +404,9 @@ def test_known_conditions_are_the_ancestors_without_the_root():
 def test_structure_variants_tree_and_chain():
     tree = run(make_backend(DIAMOND, {}), {"structure": "tree"})
     assert not [c for c in tree.llm_calls.values() if c["purpose"] == "combine"]
-    assert all(len(n.parents) <= 1 for n in tree.nodes.values() if n.kind != "answer")
+    # the answer extraction reads every answered sink
+    assert all(len(n.parents) <= 1 for n in tree.nodes.values()
+               if n.kind not in ("answer", "answer_extraction"))
     assert len([n for n in tree.nodes.values() if n.kind == "final"]) == 4   # 2 samples x 2
     chain_be = make_backend(DIAMOND, {})
     chain = run(chain_be, {"structure": "chain"})
@@ -413,7 +418,8 @@ def test_structure_variants_tree_and_chain():
     assert per_node.pop(root) == 2                    # the root still branches
     assert per_node and all(v == 1 for v in per_node.values())   # one proposal per sink
     assert not [c for c in chain.llm_calls.values() if c["purpose"] == "combine"]
-    assert all(len(n.parents) <= 1 for n in chain.nodes.values() if n.kind != "answer")
+    assert all(len(n.parents) <= 1 for n in chain.nodes.values()
+               if n.kind not in ("answer", "answer_extraction"))
 
 
 def test_shipped_tau_is_a_fitted_state_recorded_by_the_run():

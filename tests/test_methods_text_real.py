@@ -13,6 +13,7 @@ from workbench.methods.common import trace_problems
 from workbench.runner import run_to_end
 
 from tests.conftest import FAST_MODEL
+from tests.span_helpers import assert_span_answer
 
 # Small budgets: the point is a well-formed trace from the real model, not accuracy. BM25
 # everywhere keeps the session from embedding the whole demo corpus into a fresh
@@ -114,6 +115,7 @@ def _spec_scores(method, tr, where):
             {"selected", "pruned", "unused"}
         if not tr.answer["refused"]:
             assert any(p["state"] == "selected" for p in tr.paths.values())
+            assert_span_answer(tr, where)
     elif method == "par-rag":
         cx = next(n for n in nodes if n.kind == "complexity")
         assert 1 <= cx.scores["hop_hat"] <= 4 and 0 < cx.scores["alpha"] < 1

@@ -92,6 +92,9 @@ def _report(tr: T.Trace, gold: Any) -> str:
         lines.append(f"reason: {ans.get('reason')}")
     else:
         lines.append(f"Answer: {ans.get('text')}")
+        info = ans.get("info") or {}
+        if info.get("answer_span"):          # the short answer was read out of this one
+            lines.append(f"long answer: {info.get('full_answer')}")
     by_phase = tr.summary.get("by_phase", {})
     tot = tr.summary.get("totals", {})
     lines.append(f"run {tr.run_id} ({tr.method}, {tr.status}), {len(tr.nodes)} nodes, "

@@ -1,6 +1,11 @@
 """Baselines that draw as graphs too: ``vanilla`` (the LLM alone), ``standard-rag`` (top-k
 retrieval on the question, one answer call) and ``ircot`` (interleaved retrieval and
 chain-of-thought: retrieve with each new reasoning sentence until an answer or a step limit).
+
+Their answers are already short spans, so none makes the answer-span extraction call
+(``answer_span``): vanilla and standard RAG are asked for a name, a place, a year or a number,
+and IRCoT's answer is the text after "So the answer is:", in a reasoning sentence or in the
+reader call's one line.
 """
 from __future__ import annotations
 

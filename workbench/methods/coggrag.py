@@ -6,12 +6,15 @@ sub-questions marked End / Continue. Stage 2 (``coggrag_retrieval``): local and 
 are extracted once for the whole map, linked to the KG, expanded to 1-hop neighbours and
 pruned by similarity to the key triples (epsilon). Stage 3 (``coggrag_reasoning``): the
 deepest level first, each sibling group is answered from T and M̂ (the deeper levels'
-pairs), verified, and re-thought once when judged wrong; the root's answer is final.
+pairs), verified, and re-thought once when judged wrong; the root's answer is final, cut to
+its short span by one constrained call (``answer_span``, an addition: the paper's answers are
+sentences).
 
 Trace layout (view "mindmap"): mind-map nodes have ids "0", "0.1", "0.1.2" (kind
 ``question`` for the root, ``subquestion`` below), ``layer`` = level; a ``retrieval``
 node (child of the root) holds the scored candidates; the ``answer`` node hangs off
-the root. The spec's event names (§6.2) are emitted in its order as custom events.
+the root (through the ``span`` node, kind ``answer_extraction``, when the short answer is
+extracted). The spec's event names (§6.2) are emitted in its order as custom events.
 Answer perplexity, confidence (1/perplexity) and the verifier's p_right are node scores.
 """
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any, Iterator
 from .. import trace as T
 from ..config import Preset, PresetConfig, knob
 from ..llm.base import GenParams
+from . import answer_span as S
 from . import coggrag_reasoning as R
 from .base import Method, RunContext
 from .coggrag_mindmap import MMNode, bfs_order, force_end, grow, norm_q
@@ -124,6 +128,9 @@ class CogConfig(PresetConfig):
                                  "whose confidence (1 / perplexity of its tokens) is below "
                                  "this. The what-if slider moves it.", min=0.0, max=1.0,
                                  group="reasoning", paper=0.0)
+    answer_span: bool = S.span_knob("no extraction: the root's answer, often a sentence; how "
+                                    "EM was computed is not stated (spec gap 19)",
+                                    group="reasoning")
 
     PRESETS = {
         "small-model": Preset(
@@ -146,7 +153,8 @@ class CogGRAG(Method):
     prompt_version = P.VERSION
     description = ("Decomposes the question top-down into a mind map, retrieves KG triples "
                    "once for all its questions (local and global keys, similarity pruning), "
-                   "then answers bottom-up with a verifier and one re-think per failed check.")
+                   "then answers bottom-up with a verifier and one re-think per failed check; "
+                   "the root's answer is cut to its short span.")
     thresholds = {"similarity": ("epsilon", "higher"), "p_right": ("min_p_right", "higher"),
                   "confidence": ("min_confidence", "higher")}
 
@@ -278,21 +286,26 @@ class CogGRAG(Method):
 
         final = root.final or ""
         refused = root.is_unknown or not final.strip()
-        yield T.node_added("answer", "answer", final or P.UNKNOWN_TEXT, parents=["0"],
+        # a refusal stays a refusal: only an answer is cut to its short span
+        sp = yield from S.extract(ctx, question, final, final, parents=["0"], layer=0,
+                                  enabled=cfg.answer_span and not refused, node_id="span")
+        ans = sp.text or P.UNKNOWN_TEXT
+        yield T.node_added("answer", "answer", ans, parents=sp.parents,
                            layer=0, state="unknown" if refused else "answered",
-                           is_unknown=refused)
+                           is_unknown=refused, full_answer=final, **sp.fields())
         gold = ctx.gold
         metrics: dict[str, Any] = {}
         if gold is not None and gold.gold_answers:
-            metrics = {"contains": hit_at_1(final, gold.gold_answers),
-                       "em": any(normalize_answer(final) == normalize_answer(g)
+            metrics = {"contains": hit_at_1(sp.text, gold.gold_answers),
+                       "em": any(normalize_answer(sp.text) == normalize_answer(g)
                                  for g in gold.gold_answers),
                        "missing": refused}
-        yield T.answer(final or P.UNKNOWN_TEXT, refused=refused,
+        yield T.answer(ans, refused=refused,
                        reason="insufficient information" if refused else "", node_id="answer",
                        n_nodes=len(nodes), depth=depth, n_candidates=len(scored),
-                       n_kept=len(kept), rethinks=n_rethink,
-                       unknowns=sum(1 for m in nodes.values() if m.is_unknown), **metrics)
+                       n_kept=len(kept), rethinks=n_rethink, full_answer=final,
+                       unknowns=sum(1 for m in nodes.values() if m.is_unknown), **metrics,
+                       **sp.fields())
 
     # ---------------------------------------------------------------- stage pieces
     def _local_keys(self, ctx: RunContext, questions: list[str], node_id: str, owner: str):

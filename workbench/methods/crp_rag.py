@@ -10,7 +10,9 @@ Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
 * ``ag``  — per node: an evaluation answer whose perplexity decides sufficiency
   (PPL < tau_ppl); every root-to-sink path through an insufficient node is pruned; no
   surviving path means refusal; otherwise each kept path is reasoned step by step and the
-  path answers are integrated.
+  path answers are integrated; one constrained call then reads the short answer span
+  (entity, date, number, yes/no) out of that free-text answer (``answer_span``, an addition
+  for EM/F1 scoring; its ``answer_extraction`` node sits between the sinks and the answer).
 
 Event names and order follow the spec's §6.1 table: core events where the reducer has one
 (``node_added`` = node_created, ``retrieved``, ``node_scored``, ``path``, ``answer``), and
@@ -27,6 +29,7 @@ import numpy as np
 from .. import trace as T
 from ..config import Preset, PresetConfig, knob
 from . import common as C
+from . import answer_span as S
 from . import fitted
 from .base import Method, RunContext
 from .prompts import crp_rag as P
@@ -170,6 +173,8 @@ class CrpRagConfig(PresetConfig):
                                 group="paths")
     answer_max_tokens: int = knob(64, "Token budget of answer integration (JSON).", min=16,
                                   max=512, group="paths")
+    answer_span: bool = S.span_knob("no extraction: free-text answers, and EM = the gold "
+                                    "answer appears in the answer", group="paths")
 
     PRESETS = {
         "small-model": Preset(
@@ -257,7 +262,8 @@ class CrpRag(Method):
     description = ("Builds a DAG of reasoning steps (sampled proposals, similar ones merged), "
                    "retrieves and summarises knowledge per step, prunes every path through a "
                    "step whose evaluation answer has perplexity >= tau_ppl, refuses when no path "
-                   "survives, and reasons along the surviving paths.")
+                   "survives, reasons along the surviving paths, and extracts the short "
+                   "answer from the result.")
     thresholds = {"perplexity": ("tau_ppl", "lower")}
 
     @classmethod
@@ -675,7 +681,6 @@ class CrpRag(Method):
             yield T.custom("answers_integrated", None, answers=[a for _, a, _ in answers],
                            final_answer=final, details=details,
                            call_id=integ_call.llm_call_id if integ_call else None)
-        short = C.extract_answer(final) or final
         conf = None
         fin_ppl = None
         if integ_call is not None:
@@ -684,17 +689,20 @@ class CrpRag(Method):
         elif last_comp is not None:
             s = C.score_dict(last_comp)
             fin_ppl, conf = s.get("perplexity"), s.get("confidence")
-        aid = ctx.node_id("a")
         sinks = list(dict.fromkeys(c[-1] for _, _, c in answers))
-        yield T.node_added(aid, "answer", short, parents=sinks,
-                           layer=max(v.iteration for v in nodes.values()) + 1, state="answered",
-                           full_answer=final, details=details,
+        layer = max(v.iteration for v in nodes.values()) + 1
+        sp = yield from S.extract(ctx, q, final, C.extract_answer(final) or final,
+                                  parents=sinks, layer=layer, enabled=cfg.answer_span)
+        aid = ctx.node_id("a")
+        yield T.node_added(aid, "answer", sp.text, parents=sp.parents,
+                           layer=layer + sp.layer_offset,
+                           state="answered", full_answer=final, details=details,
                            path_answers={p: a for p, a, _ in answers},
-                           call_ids=[integ_call.llm_call_id] if integ_call else [])
+                           call_ids=[integ_call.llm_call_id] if integ_call else [], **sp.fields())
         if fin_ppl is not None:
             yield T.node_scored(aid, {"perplexity": fin_ppl, "confidence": conf})
-        yield T.answer(short, node_id=aid, confidence=conf, full_answer=final,
-                       paths=[p for p, _, _ in answers], final_perplexity=fin_ppl)
+        yield T.answer(sp.text, node_id=aid, confidence=conf, full_answer=final,
+                       paths=[p for p, _, _ in answers], final_perplexity=fin_ppl, **sp.fields())
 
     # ------------------------------------------------------------------ noise probe
     def _inject_noise(self, ctx: RunContext, nodes: dict[str, _Node], order: list[str],
@@ -751,16 +759,19 @@ class CrpRag(Method):
             C.greedy(cfg.step_max_tokens), node_id=root.id, prompt_version=self.pv)
         a = " ".join(comp.text.split())
         yield T.custom("path_answered", None, path_id="p1", answer=a)
-        short = C.extract_answer(a) or a
         sc = C.score_dict(comp)
+        sp = yield from S.extract(ctx, q, a, C.extract_answer(a) or a, parents=[root.id],
+                                  layer=1, enabled=cfg.answer_span)
         aid = ctx.node_id("a")
-        yield T.node_added(aid, "answer", short, parents=[root.id], layer=1, state="answered",
-                           full_answer=a, path_answers={"p1": a})
+        yield T.node_added(aid, "answer", sp.text, parents=sp.parents,
+                           layer=1 + sp.layer_offset, state="answered",
+                           full_answer=a, path_answers={"p1": a}, **sp.fields())
         if sc:
             yield T.node_scored(aid, {"perplexity": sc["perplexity"],
                                       "confidence": sc["confidence"]})
-        yield T.answer(short, node_id=aid, confidence=sc.get("confidence"), full_answer=a,
-                       paths=["p1"], final_perplexity=sc.get("perplexity"), root_probe=True)
+        yield T.answer(sp.text, node_id=aid, confidence=sc.get("confidence"), full_answer=a,
+                       paths=["p1"], final_perplexity=sc.get("perplexity"), root_probe=True,
+                       **sp.fields())
         return True
 
     # ------------------------------------------------------------------ graph utils

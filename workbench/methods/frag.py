@@ -7,7 +7,9 @@ question text (``frag_router``, fitted on a named question split; override with
 ``route``), 3. the route's parameters, 4-8. retrieval (``frag_retrieval``: k-hop
 neighbourhood, PPR top-n, top-m relations, BFS or Dijkstra paths, CVT filter, dedupe, every
 path reranked by ``frag_rank``, top-u kept), 9. one LLM call with the top paths
-(``prompts.frag``), 10. (gold known) per-stage answer coverage and Hits@1. FRAG-F
+(``prompts.frag``) that asks for the answer entity only; its first line is the answer,
+already a span (a KG entity name), so no answer-span extraction call follows.
+10. (gold known) per-stage answer coverage and Hits@1. FRAG-F
 (``frag_feedback``) adds one path-extraction call and adapts a copy of the router.
 
 :class:`Frag` turns the pieces into the spec's event order (§6.2); ``frag_trace`` renders

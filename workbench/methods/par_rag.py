@@ -14,7 +14,10 @@ Implements /work/shared/methods/par-rag.md:
   C = αA + (1−α)F; C < ct → exactly one sparse (BM25) re-retrieval and re-read, accepted
   without a second check (``revise`` phase).
 * ``refine`` — the next sub-question is rewritten with the answers so far.
-* ``answer`` — final answer from the trajectory records.
+* ``answer`` — final answer from the trajectory records. The reader is asked for one line
+  "So the answer is: <short answer>" (the paper's f_Read gives a short answer), and the text
+  after that lead-in is the answer: already a span, so no answer-span extraction call
+  (``answer_span``, which CRP-RAG and CogGRAG need for their free-text answers).
 """
 from __future__ import annotations
 

@@ -59,7 +59,8 @@ refusal's ``closest_path`` is added. Nodes keep the order in which they were cre
   failed_verification, pruned, refused, unknown, parse_failed, capped) at or below a node
   that holds gold evidence (it threw the knowledge away); else the answer node (the final
   reasoning step lost it).
-- ``answer_format``: the answer node.
+- ``answer_format``: the answer node, or the answer-extraction node it hangs from where the
+  method read a short answer out of a long one (the span lost or mangled the gold answer).
 
 Node marks: every node records the hops its own retrievals hold (which gold passage or
 triple, matched how, at which rank) and, when the question has a decomposition, the
@@ -329,6 +330,11 @@ def triage(tr: Any, question: Any = None, correct: bool | None = None) -> Triage
 def breaking_node(tr: Any, t: Triage, hops: Sequence[G.Hop]) -> tuple[str | None, str]:
     aid = (tr.answer or {}).get("node_id")
     if t.failure_class == "answer_format":
+        x = [p for p in (tr.nodes[aid].parents if aid in tr.nodes else [])
+             if p in tr.nodes and tr.nodes[p].kind == "answer_extraction"]
+        if x:
+            return x[0], ("the method's output holds the gold answer, but the short answer "
+                          "extracted here is not in the form the metric accepts")
         return aid, "the answer holds the gold answer, but not in the form the metric accepts"
     missing = [hops[i].label for i in range(len(hops)) if i not in t.found]
     if t.failure_class in ("retrieval_miss", "hallucination", "partial_retrieval"):

@@ -318,6 +318,9 @@ def answer_box(trace: Any, verdict: dict[str, Any] | None = None) -> None:
             mark = (" · :material/check_circle: correct" if verdict.get("correct")
                     else " · :material/cancel: incorrect")
         st.success("**Answer:** " + md_escape(ans.get("text") or "") + mark)
+        info = ans.get("info") or {}
+        if info.get("answer_span") and info.get("full_answer"):   # the span's source
+            st.caption("Long answer: " + md_escape(info["full_answer"]))
     gold = (trace.meta or {}).get("gold") or {}
     if gold.get("answers"):
         st.caption("Gold: " + md_escape(" | ".join(map(str, gold["answers"]))))

@@ -12,7 +12,8 @@ from ..scoring import score_tokens
 # Attribute keys that hold a node's aggregated knowledge / answer, in display order.
 KNOWLEDGE_KEYS = ("knowledge", "aggregated", "aggregated_knowledge", "summary", "evidence_text",
                   "context")
-ANSWER_KEYS = ("answer", "result", "step_result", "final_answer", "eval_answer")
+ANSWER_KEYS = ("answer", "result", "step_result", "final_answer", "eval_answer", "long_answer",
+               "full_answer")
 
 
 def _fmt_num(v: Any) -> Any:

@@ -1,0 +1,125 @@
+"""The short answer span of a method whose reasoning ends in free text.
+
+Papers score answers with EM and token F1 against short gold answers (an entity, a date, a
+number, yes/no), while CRP-RAG's path answers and CogGRAG's root answer are sentences. One
+greedy, JSON-schema-constrained call (:mod:`.prompts.answer_span`) reads the question and the
+method's long answer and returns ``{"answer": "<span>"}``; the grammar caps the span at
+``MAX_WORDS`` words. The call gets a node of its own, kind ``answer_extraction``, between the
+node(s) whose answer it read and the answer node, so its perplexity and confidence show in the
+node inspector and it can be annotated. The long answer stays on the graph and in the answer
+event (``full_answer``).
+
+Output that does not parse (or an empty or over-long span, from a backend that ignores the
+schema) keeps the method's own answer, and the node says why (state ``parse_failed``). A span
+"unknown" becomes ``UNKNOWN_ANSWER``, which the metrics and the triage read as a non-answer;
+the method's refusal decision is not changed (a refusal never reaches this step).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .. import trace as T
+from ..config import knob
+from . import common as C
+from .base import Events, RunContext
+from .prompts import answer_span as P
+
+PHASE = "span"
+KIND = "answer_extraction"
+MAX_WORDS = P.MAX_WORDS
+MAX_TOKENS = 48                 # the JSON wrapper plus eight words, with room to spare
+LONG_ANSWER_CHARS = 2000        # what of the long answer the prompt shows
+UNKNOWN_ANSWER = "I don't know"
+_UNKNOWN_SPANS = {"unknown", "unkown", "i dont know", "i do not know", "not known", "no answer"}
+
+
+def span_knob(paper: str, group: str = "answer") -> Any:
+    """The ``answer_span`` knob; ``paper`` says how the paper got its scored answer."""
+    return knob(True, "Answer-span extraction: one extra constrained call turns the final "
+                "long answer into a short answer (an entity, a date, a number, yes/no or "
+                "unknown) that EM and token F1 can score, as the papers' benchmarks do; the "
+                "long answer stays on the graph. Off = the method's own answer, as before.",
+                group=group, paper=paper)
+
+
+@dataclass
+class Span:
+    """What the answer node and event carry. ``node_id`` is None when extraction was off."""
+    text: str                       # the span, or the method's own answer when none parsed
+    parents: list[str]              # what the answer node hangs from
+    node_id: str | None = None
+    parsed: bool = False
+    unknown: bool = False
+    error: str = ""
+    confidence: float | None = None     # of the extraction call
+
+    @property
+    def layer_offset(self) -> int:
+        """Layers the extraction node adds above the answer node."""
+        return int(self.node_id is not None)
+
+    def fields(self) -> dict[str, Any]:
+        """Attributes for the answer node and the answer event (empty when off)."""
+        if self.node_id is None:
+            return {}
+        out: dict[str, Any] = {"answer_span": {"node": self.node_id, "parsed": self.parsed,
+                                               "unknown": self.unknown, "error": self.error,
+                                               "confidence": self.confidence}}
+        if self.unknown:
+            out["idk"] = True
+        return out
+
+
+def parse(text: str) -> tuple[str | None, str]:
+    """(span, "") or (None, why it is not one)."""
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        return None, f"not JSON: {e}"
+    if not isinstance(obj, dict) or not isinstance(obj.get("answer"), str):
+        return None, "no string field 'answer'"
+    span = C.extract_answer(obj["answer"])
+    if not span:
+        return None, "empty answer"
+    n = len(span.split())
+    if n > MAX_WORDS:
+        return None, f"{n} words: longer than a short answer ({MAX_WORDS} at most)"
+    return span, ""
+
+
+def is_unknown_span(span: str) -> bool:
+    return C.normalize_answer(span) in _UNKNOWN_SPANS
+
+
+def extract(ctx: RunContext, question: str, long_answer: str, fallback: str, *,
+            parents: list[str], layer: int, enabled: bool = True,
+            node_id: str | None = None) -> Events:
+    """Yield the extraction call and node; return the :class:`Span` for the answer node.
+
+    ``fallback`` is what the method answers without extraction (kept when the output does not
+    parse); ``parents`` are the nodes whose answer is read."""
+    if not enabled:
+        return Span(fallback, list(parents))
+    yield ctx.set_phase(PHASE)
+    xid = node_id or ctx.node_id("x")
+    shown = C.clip(long_answer, LONG_ANSWER_CHARS)
+    comp = yield from ctx.generate("answer_span", P.messages(question, shown),
+                                   C.greedy(MAX_TOKENS, json_schema=P.SCHEMA), node_id=xid,
+                                   prompt_version=P.VERSION)
+    span, error = parse(comp.text)
+    unknown = span is not None and is_unknown_span(span)
+    text = fallback if span is None else UNKNOWN_ANSWER if unknown else span
+    state = "parse_failed" if span is None else "unknown" if unknown else "done"
+    label = (f"could not read a short answer ({error}); the long answer is kept" if span is None
+             else span)
+    yield T.node_added(xid, KIND, label, parents=parents, layer=layer, state=state,
+                       long_answer=long_answer,
+                       long_answer_clipped=len(long_answer) > LONG_ANSWER_CHARS,
+                       span=span, parsed=span is not None, error=error,
+                       raw_output=comp.text, answer=text)
+    # The call's perplexity and confidence show with the call in the inspector; they are not
+    # node scores, which the methods' what-if sliders would read as their own thresholds'.
+    return Span(text, [xid], xid, span is not None, unknown, error,
+                C.score_dict(comp).get("confidence"))
