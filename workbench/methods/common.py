@@ -287,15 +287,24 @@ def alpha_of(h: float, gamma: float, h0: float) -> float:
 
 
 def tap(gen: Any, calls: list[T.Event]) -> Any:
-    """``yield from gen`` while keeping its ``llm_call`` events (for raw outputs / call ids)."""
+    """``yield from gen`` while keeping its ``llm_call`` events (for raw outputs / call ids).
+
+    What is sent or thrown in goes on to ``gen``, as ``yield from`` does: running together
+    (methods/batched.py), a call's result comes back that way."""
+    sent: Any = None
+    err: Exception | None = None
     while True:
         try:
-            ev = next(gen)
+            ev = gen.throw(err) if err is not None else gen.send(sent)
         except StopIteration as stop:
             return stop.value
-        if ev.type == T.LLM_CALL:
+        sent, err = None, None
+        if isinstance(ev, T.Event) and ev.type == T.LLM_CALL:
             calls.append(ev)
-        yield ev
+        try:
+            sent = yield ev
+        except Exception as e:
+            err = e
 
 
 def trace_problems(tr: T.Trace) -> list[str]:
