@@ -74,7 +74,7 @@ def together(ctx: Any, items: Sequence[Iterator[Any]], size: int) -> Iterator[T.
     if size <= 1 or len(items) <= 1:
         out = []
         for g in items:
-            out.append((yield from _inline(g)))
+            out.append((yield from relay(g, run_in_order=True)))
         return out
     outer = ctx.phase
     state = [_Item(g, outer) for g in items]
@@ -102,9 +102,11 @@ def together(ctx: Any, items: Sequence[Iterator[Any]], size: int) -> Iterator[T.
     return [it.result for it in state]
 
 
-def _inline(gen: Iterator[Any]) -> Iterator[Any]:
-    """One item on its own: its InOrder blocks run where they stand; anything else passes
-    through both ways, as ``yield from`` would."""
+def relay(gen: Iterator[Any], *, seen: Callable[[Any], None] | None = None,
+          run_in_order: bool = False) -> Iterator[Any]:
+    """``yield from gen`` that shows each yielded item to ``seen`` first and, with
+    ``run_in_order`` (an item on its own), runs InOrder blocks where they stand. What is
+    sent or thrown in goes on to ``gen``, so a batched call's result or error reaches it."""
     sent: Any = None
     err: Exception | None = None
     while True:
@@ -113,7 +115,9 @@ def _inline(gen: Iterator[Any]) -> Iterator[Any]:
         except StopIteration as stop:
             return stop.value
         sent, err = None, None
-        if isinstance(x, InOrder):
+        if seen is not None:
+            seen(x)
+        if run_in_order and isinstance(x, InOrder):
             yield from x.events
             continue
         try:

@@ -17,6 +17,7 @@ import numpy as np
 from .. import trace as T
 from ..knowledge.types import Hit
 from ..llm.base import Completion, GenParams
+from .batched import relay
 
 # --- generation parameters ---------------------------------------------------------------
 
@@ -287,24 +288,11 @@ def alpha_of(h: float, gamma: float, h0: float) -> float:
 
 
 def tap(gen: Any, calls: list[T.Event]) -> Any:
-    """``yield from gen`` while keeping its ``llm_call`` events (for raw outputs / call ids).
-
-    What is sent or thrown in goes on to ``gen``, as ``yield from`` does: running together
-    (methods/batched.py), a call's result comes back that way."""
-    sent: Any = None
-    err: Exception | None = None
-    while True:
-        try:
-            ev = gen.throw(err) if err is not None else gen.send(sent)
-        except StopIteration as stop:
-            return stop.value
-        sent, err = None, None
+    """``yield from gen`` while keeping its ``llm_call`` events (for raw outputs / call ids)."""
+    def keep(ev: Any) -> None:
         if isinstance(ev, T.Event) and ev.type == T.LLM_CALL:
             calls.append(ev)
-        try:
-            sent = yield ev
-        except Exception as e:
-            err = e
+    return (yield from relay(gen, seen=keep))
 
 
 def trace_problems(tr: T.Trace) -> list[str]:
