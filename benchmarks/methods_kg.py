@@ -8,9 +8,10 @@ ablations); ``NAME@PRESET`` runs a method preset (``frag@small-model``). FRAG's 
 trained on demo:train, so report figures on ``--split test``.
 
     python benchmarks/methods_kg.py --split test [--per-hop 0] \
-        [--methods frag,frag-simple,frag-complex] [--model NAME]
+        [--methods frag,frag-simple,frag-complex] [--model NAME] [--batch-compare [N]]
 
-The last printed line is one JSON object with the figures.
+The last printed line is one JSON object with the figures. ``--batch-compare N`` instead
+runs each question at batch_size 1 and N (see _batch_compare.py) and reports both.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from workbench.config import parse_sets  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
+from workbench.eval.metrics import token_f1  # noqa: E402
 from workbench.methods.common import hit_at_1  # noqa: E402
 from workbench.runner import run_to_end  # noqa: E402
 from workbench.workspace import build_context  # noqa: E402
@@ -81,6 +83,9 @@ def main() -> None:
     ap.add_argument("--paper-coggrag", action="store_true",
                     help="CogGRAG with its paper-mode defaults instead of the small budgets")
     ap.add_argument("--set", action="append", default=[], metavar="METHOD.KEY=VALUE")
+    ap.add_argument("--batch-compare", type=int, nargs="?", const=4, metavar="N",
+                    help="each question with batch_size 1 and N (default 4): wall time, "
+                         "answers that differ, Hits@1 and token F1 both ways")
     args = ap.parse_args()
 
     ds = load_dataset("demo")
@@ -91,12 +96,13 @@ def main() -> None:
     sets = parse_sets(args.set)
     figures: dict = {"model": args.model, "split": args.split, "n_questions": len(questions),
                      "question_ids": [q.id for q in questions], "model_load_s": round(load_s, 2)}
-    for label in [m.strip() for m in args.methods.split(",") if m.strip()]:
-        name, over = method_of(label)
-        over.update({k.split(".", 1)[1]: v for k, v in sets.items()
-                     if k.startswith(label + ".") or k.startswith(name + ".")})
-        if name == "coggrag" and not args.paper_coggrag and "preset" not in over:
-            over = {"preset": "small-model", **over}
+    labels = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if args.batch_compare:
+        figures["batch_compare"] = batch_compare(args, be, questions, labels, sets)
+        print(json.dumps(figures))
+        return
+    for label in labels:
+        name, over = overrides_of(label, sets, args.paper_coggrag)
         rows = []
         for q in questions:
             method, ctx = build_context(name, llm=be, dataset="demo", overrides=over,
@@ -159,6 +165,28 @@ def main() -> None:
         figures[label] = fig
         print(f"{label}: {json.dumps(fig)}", flush=True)
     print(json.dumps(figures))
+
+
+def overrides_of(label: str, sets: dict[str, str], paper_coggrag: bool) -> tuple[str, dict]:
+    name, over = method_of(label)
+    over.update({k.split(".", 1)[1]: v for k, v in sets.items()
+                 if k.startswith(label + ".") or k.startswith(name + ".")})
+    if name == "coggrag" and not paper_coggrag and "preset" not in over:
+        over = {"preset": "small-model", **over}
+    return name, over
+
+
+def batch_compare(args, be, questions, labels, sets) -> dict:
+    from _batch_compare import compare_methods
+
+    def run_one(name, over, q):
+        method, ctx = build_context(name, llm=be, dataset="demo", overrides=over,
+                                    question_id=q.id)
+        return run_to_end(method, ctx, q.question)
+    return compare_methods(labels, questions, args.batch_compare,
+                           lambda label: overrides_of(label, sets, args.paper_coggrag), run_one,
+                           lambda a, q: (hit_at_1(a, q.gold_answers),
+                                         token_f1(a, q.gold_answers)))
 
 
 if __name__ == "__main__":

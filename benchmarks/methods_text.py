@@ -6,9 +6,11 @@ CRP-RAG's tau_ppl) comes from demo:train, so report figures on ``--split test``.
 
     python benchmarks/methods_text.py --split test [--methods crp-rag,crp-rag@small-model,...]
                                       [--limit N] [--set crp-rag.max_nodes=8 ...] [--store]
-                                      [--model gemma3-270m]
+                                      [--model gemma3-270m] [--batch-compare [N]]
 
 Prints one row per method and, as its last line, one JSON object of the figures.
+``--batch-compare N`` instead runs each question of the methods with batched calls at
+batch_size 1 and N (see _batch_compare.py) and reports both.
 """
 from __future__ import annotations
 
@@ -50,6 +52,9 @@ def main() -> None:
     ap.add_argument("--model", help="bundled model name or a .gguf path (default: Settings)")
     ap.add_argument("--threads", type=int, help="llama.cpp threads (default: Settings; 1 is "
                     "faster when other processes share the cores)")
+    ap.add_argument("--batch-compare", type=int, nargs="?", const=4, metavar="N",
+                    help="each question with batch_size 1 and N (default 4): wall time, "
+                         "answers that differ, accuracy and token F1 both ways")
     args = ap.parse_args()
 
     overrides: dict[str, dict[str, str]] = {}
@@ -73,14 +78,19 @@ def main() -> None:
     # warm up: embedder, indexes and the model's first call are not charged to a method
     m, ctx = build_context("standard-rag", llm=be, dataset=args.dataset)
     run_to_end(m, ctx, qs[0].question)
+    run_info = {"model": be.info.name, "dataset": ds.name, "split": args.split,
+                "questions": len(qs), "question_ids": [q.id for q in qs],
+                "cpu_cores": os.cpu_count(), "n_threads": args.threads}
+    if args.batch_compare:
+        out = batch_compare(args, be, qs, overrides, store)
+        print(json.dumps({**run_info, "load_avg_1m": os.getloadavg()[0], "batch_compare": out}))
+        return
 
     figures: dict[str, dict[str, float]] = {}
     print(f"{'method':14s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
           f"{'acc':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
     for label in args.methods.split(","):
-        name, _, preset = label.partition("@")
-        over = {**({"preset": preset} if preset else {}), **overrides.get(name, {}),
-                **overrides.get(label, {})}
+        name, over = method_overrides(label, overrides)
         calls, toks, walls, f1s, correct, refused, failed = [], [], [], [], 0, 0, 0
         for q in qs:
             m, ctx = build_context(name, llm=be, dataset=args.dataset, overrides=over,
@@ -123,11 +133,27 @@ def main() -> None:
         for f in figures.values():
             f["wall_ratio_vs_vanilla"] = round(f["mean_wall_s"] / max(base["mean_wall_s"], 1e-9), 2)
             f["token_ratio_vs_vanilla"] = round(f["mean_tokens"] / max(base["mean_tokens"], 1e-9), 2)
-    print(json.dumps({"model": be.info.name, "dataset": ds.name, "split": args.split,
-                      "questions": len(qs),
-                      "question_ids": [q.id for q in qs], "cpu_cores": os.cpu_count(),
-                      "n_threads": args.threads, "load_avg_1m": os.getloadavg()[0],
-                      "methods": figures}))
+    print(json.dumps({**run_info, "load_avg_1m": os.getloadavg()[0], "methods": figures}))
+
+
+def method_overrides(label: str, overrides: dict[str, dict[str, str]]) -> tuple[str, dict]:
+    """``crp-rag@small-model`` -> ("crp-rag", {"preset": "small-model", ...--set knobs})."""
+    name, _, preset = label.partition("@")
+    return name, {**({"preset": preset} if preset else {}), **overrides.get(name, {}),
+                  **overrides.get(label, {})}
+
+
+def batch_compare(args, be, qs, overrides, store) -> dict:
+    from _batch_compare import compare_methods
+
+    def run_one(name, over, q):
+        m, ctx = build_context(name, llm=be, dataset=args.dataset, overrides=over,
+                               question_id=q.id)
+        return run_to_end(m, ctx, q.question, store=store, question_id=q.id)
+    return compare_methods(args.methods.split(","), qs, args.batch_compare,
+                           lambda label: method_overrides(label, overrides), run_one,
+                           lambda a, q: (contains_gold(a, q.gold_answers),
+                                         token_f1(a, q.gold_answers)))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="ragx (paper, default) or crag_official: the official evaluator's "
                         "'invalid' rule and 75-token cut of each prediction")
     p.add_argument("--tau-f1", type=float, help="ROUGE-L cut-off of CRP-RAG's F1 (default 0.5)")
+    p.add_argument("--batch", type=int, metavar="N",
+                   help="independent LLM calls of a run (CRP-RAG's nodes, CogGRAG's siblings, "
+                        "...) go to the model together, N at most (the methods' batch_size; "
+                        "1 = one at a time; default 4)")
     p.add_argument("--workers", type=int,
                    help="parallel workers (default 1; with --executor ray, as many as the "
                         "cluster's CPUs allow); with llama.cpp each loads its own model")
@@ -100,7 +104,7 @@ def _spec(args: argparse.Namespace):
     from .. import settings as settings_mod
     from ..eval import presets
     from ..methods import all_methods
-    from ..eval.plan import EvalSpec, apply_sweep, load_sweep
+    from ..eval.plan import EvalSpec, apply_sweep, batch_sets, load_sweep
     s = settings_mod.load()
     spec = EvalSpec(dataset=args.dataset or s.dataset,
                     methods=[m.strip() for m in (args.methods or "").split(",") if m.strip()],
@@ -127,6 +131,8 @@ def _spec(args: argparse.Namespace):
             setattr(spec, attr, val)
     if not spec.methods:
         raise ValueError("pass --methods a,b (or a --sweep file / --preset that names them)")
+    if args.batch is not None:      # an explicit --set METHOD.batch_size wins
+        spec.sets = {**batch_sets(args.batch, spec.methods, all_methods()), **spec.sets}
     return spec
 
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from ..knowledge.types import Hit
+from ..llm import batching
+from ..llm.base import GenRequest
 
 IDK_INSTRUCTION = ("If the information above is not enough to answer the question, reply "
                    "exactly \"I don't know\" and nothing else.")
@@ -229,21 +231,30 @@ class IdkBackend:
     def __post_init__(self) -> None:
         self.info = self.inner.info
 
-    def generate(self, messages: Any, params: Any = None) -> Any:
+    def _instructed(self, messages: Any, params: Any) -> Any:
         if params is None or (params.json_schema is None and params.grammar is None):
             if isinstance(messages, str):
-                messages = messages.rstrip() + "\n" + self.instruction + "\n"
-            else:
-                msgs = [dict(m) for m in messages]
-                for m in reversed(msgs):
-                    if m.get("role") == "user":
-                        m["content"] = m.get("content", "").rstrip() + "\n\n" + self.instruction
-                        break
-                messages = msgs
-        return self.inner.generate(messages, params)
+                return messages.rstrip() + "\n" + self.instruction + "\n"
+            msgs = [dict(m) for m in messages]
+            for m in reversed(msgs):
+                if m.get("role") == "user":
+                    m["content"] = m.get("content", "").rstrip() + "\n\n" + self.instruction
+                    break
+            return msgs
+        return messages
+
+    def generate(self, messages: Any, params: Any = None) -> Any:
+        return self.inner.generate(self._instructed(messages, params), params)
+
+    def generate_many(self, requests: Any, **kw: Any) -> Any:
+        return batching.generate_many(self.inner, [GenRequest(self._instructed(
+            r.messages, r.params), r.params) for r in requests], **kw)
 
     def score(self, context: Any, continuation: str) -> Any:
         return self.inner.score(context, continuation)
+
+    def score_many(self, requests: Any, **kw: Any) -> Any:
+        return batching.score_many(self.inner, requests, **kw)
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)

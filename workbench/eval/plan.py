@@ -99,6 +99,15 @@ def apply_sweep(spec: EvalSpec, sweep: dict[str, Any]) -> EvalSpec:
     return EvalSpec.from_dict(d)
 
 
+def batch_sets(n: int, methods: list[str], classes: dict[str, type]) -> dict[str, int]:
+    """``{"METHOD.batch_size": n}`` (``eval --batch N``) for each chosen method with
+    independent LLM calls to run together; the others have none to batch."""
+    if n < 1:
+        raise cfgmod.ConfigError(f"--batch {n}: give 1 (one call at a time) or more")
+    return {f"{m}.batch_size": n for m in methods if m in classes
+            and any(k.name == "batch_size" for k in cfgmod.knobs(classes[m].Config))}
+
+
 @dataclass
 class Variant:
     method: str

@@ -4,7 +4,8 @@ Methods never import Streamlit, DuckDB or pyvis. They call the LLM and the
 retrievers through :class:`RunContext`, whose helpers are generators that
 yield the ``llm_call`` / ``retrieved`` events and *return* the result, so a
 method writes ``comp = yield from ctx.generate(...)`` and every call is
-recorded and linked to the node it serves.
+recorded and linked to the node it serves. The same code runs its calls together with
+other pieces' when ``batched.together`` drives it.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from .. import trace as T
 from ..datasets.base import Question
 from ..knowledge.types import Hit
 from ..llm import batching
-from ..llm.base import Completion, GenParams, GenRequest, LLMBackend, Message
+from ..llm.base import Completion, GenParams, GenRequest, LLMBackend, Message, ScoreRequest
+from .batched import Call, InOrder
 
 Events = Generator[T.Event, None, Any]
 
@@ -39,6 +41,7 @@ class RunContext:
     # plans recorded by an earlier run (batching.plans_from_records), one per generate_many
     # call in call order, so that a re-run groups its requests exactly as that run did
     batch_plans: list[list[list[int]]] | None = None
+    _together: bool = False     # set while batched.together drives the calls (see there)
 
     def node_id(self, prefix: str = "n") -> str:
         self._n += 1
@@ -48,14 +51,7 @@ class RunContext:
         self.phase = name
         return T.phase(name, **info)
 
-    def generate(self, purpose: str, messages: list[Message] | str,
-                 params: GenParams | None = None, *, node_id: str | None = None,
-                 prompt_version: str = "") -> Events:
-        comp = self.llm.generate(messages, params or GenParams())
-        yield self._call_event(comp, purpose, node_id, prompt_version)
-        return comp
-
-    def _call_event(self, comp: Any, purpose: str, node_id: str | None,
+    def _call_event(self, comp: Completion, purpose: str, node_id: str | None,
                     prompt_version: str) -> T.Event:
         """The ``llm_call`` event of one completion, in this context's phase."""
         call_id = T.new_id("call_")
@@ -63,6 +59,25 @@ class RunContext:
         rec.update(purpose=purpose, phase=self.phase, call_id=call_id,
                    prompt_version=prompt_version)
         return T.Event(T.LLM_CALL, rec, node_id=node_id, llm_call_id=call_id)
+
+    def generate(self, purpose: str, messages: list[Message] | str,
+                 params: GenParams | None = None, *, node_id: str | None = None,
+                 prompt_version: str = "") -> Events:
+        p = params or GenParams()
+        if self._together:      # batched.together runs it with the other items' calls
+            comp = yield Call(generate=GenRequest(messages, p))
+        else:
+            comp = self.llm.generate(messages, p)
+        yield self._call_event(comp, purpose, node_id, prompt_version)
+        return comp
+
+    def score_many(self, requests: Sequence[ScoreRequest]) -> Events:
+        """Teacher-forced scores of several continuations (``llm.score`` each; one
+        ``score_many`` batch with the other items' scorings inside batched.together).
+        Yields no event: the caller records what the scores mean."""
+        if self._together:
+            return (yield Call(score=list(requests)))
+        return [self.llm.score(r.context, r.continuation) for r in requests]
 
     def generate_json(self, purpose: str, messages: list[Message] | str, schema: dict[str, Any],
                       params: GenParams | None = None, *, node_id: str | None = None,
@@ -88,11 +103,20 @@ class RunContext:
                 return validate(obj) if validate else obj
             except (ValueError, TypeError, KeyError) as e:
                 errors.append(f"{type(e).__name__}: {e}")
+        failed = self._parse_failed(purpose, node_id, errors, comp.text)
+        # running together, the node id is taken when the trace reaches the node
+        if self._together:
+            yield InOrder(failed)
+        else:
+            yield from failed
+        return None
+
+    def _parse_failed(self, purpose: str, node_id: str | None, errors: list[str],
+                      raw: str) -> Iterator[T.Event]:
         fid = self.node_id("fail")
         yield T.node_added(fid, "parse_failed", f"Could not parse model output for {purpose}",
                            parents=[node_id] if node_id else [], state="parse_failed",
-                           purpose=purpose, errors=errors, raw_output=comp.text)
-        return None
+                           purpose=purpose, errors=errors, raw_output=raw)
 
     def generate_many(self, purpose: str | Sequence[str], requests: Sequence[GenRequest], *,
                       node_ids: Sequence[str | None] | None = None,

@@ -16,6 +16,11 @@ node (child of the root) holds the scored candidates; the ``answer`` node hangs 
 the root (through the ``span`` node, kind ``answer_extraction``, when the short answer is
 extracted). The spec's event names (§6.2) are emitted in its order as custom events.
 Answer perplexity, confidence (1/perplexity) and the verifier's p_right are node scores.
+
+Batched (``batch_size`` calls together, ``batched.together``; events in the same order): the
+local-key calls of every node with the global-key call, and the settling of the members of
+one sibling group (verification, p_right's two scorings, re-think). Not the decomposition:
+whether a node is split at all depends on the node budget the splits before it used.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from ..llm.base import GenParams
 from . import answer_span as S
 from . import coggrag_reasoning as R
 from .base import Method, RunContext
+from .batched import batch_knob, together
 from .coggrag_mindmap import MMNode, bfs_order, force_end, grow, norm_q
 from .coggrag_retrieval import TripleEmbedder, hit, retrieve, validate_global, validate_local
 from .common import hit_at_1, normalize_answer
@@ -120,6 +126,7 @@ class CogConfig(PresetConfig):
     context_budget: float = knob(0.7, "Prompt budget as a share of n_ctx; lowest-scored "
                                  "triples, then oldest M̂ pairs are dropped beyond it (each "
                                  "call says what it dropped)", min=0.2, max=0.95, group="llm")
+    batch_size: int = batch_knob()
     min_p_right: float = knob(0.0, "Not in the paper (0 = off): also re-think an answer the "
                               "verifier called right when p_right, its normalised probability "
                               "of [right], is below this. The what-if slider moves it.",
@@ -226,25 +233,23 @@ class CogGRAG(Method):
         # ============ stage 2: retrieval ============
         yield ctx.set_phase("extract")
         order = bfs_order(nodes)
-        if cfg.local_extraction == "batched":
-            keys = yield from self._local_keys(ctx, [nodes[i].question for i in order], "0",
-                                               "BATCH")
-            for i in order[1:]:
-                nodes[i].local_keys = {"entities": [], "tuples": [], "triples": [],
-                                       "owner": "BATCH"}
-            nodes["0"].local_keys = keys
-        else:
-            for i in order:
-                nodes[i].local_keys = yield from self._local_keys(
-                    ctx, [nodes[i].question], i, i)
-        subgraph: list[list[str]] = []
+        owners = [(order, "0", "BATCH")] if cfg.local_extraction == "batched" else \
+            [([i], i, i) for i in order]
+        extract = [self._local_keys(ctx, [nodes[i].question for i in qs], nid, owner)
+                   for qs, nid, owner in owners]
         if cfg.global_keys:
-            obj = yield from ctx.generate_json(
+            extract.append(ctx.generate_json(
                 "keys_global", P.global_messages([nodes[i].question for i in order]),
                 P.schema_global(cfg.max_items + 2),
                 self._explore(ctx, cfg.max_tokens_extract, "global"), node_id="0",
-                prompt_version=pv, validate=validate_global)
-            subgraph = obj or []
+                prompt_version=pv, validate=validate_global))
+        got = yield from together(ctx, extract, cfg.batch_size)
+        for i in order[1:] if cfg.local_extraction == "batched" else ():
+            nodes[i].local_keys = {"entities": [], "tuples": [], "triples": [],
+                                   "owner": "BATCH"}
+        for (_, nid, _), keys in zip(owners, got):
+            nodes[nid].local_keys = keys
+        subgraph: list[list[str]] = (got[-1] or []) if cfg.global_keys else []
         yield T.custom("keys_global", "0", subgraph=subgraph, enabled=cfg.global_keys)
 
         yield ctx.set_phase("retrieve")
@@ -277,8 +282,12 @@ class CogGRAG(Method):
                 know = R.knowledge(grp, kept, know_all, cfg)
                 answers, rec = yield from R.reason(
                     ctx, grp, pairs, know, self._greedy(ctx, cfg.max_tokens_reason), pv)
-                for m, a in zip(grp, answers):
-                    n_rethink += yield from self._settle(ctx, m, a, rec, pairs, know, kept)
+                # siblings settle independently: their pairs and knowledge are fixed above
+                rounds = yield from together(
+                    ctx, [self._settle(ctx, m, a, rec, pairs, know, kept)
+                          for m, a in zip(grp, answers)], cfg.batch_size)
+                n_rethink += sum(rounds)
+                for m in grp:
                     if not (cfg.exclude_unknown_from_context and m.is_unknown):
                         level_pairs.append((m.id, m.question, m.final or "", m.is_unknown))
             mhat.extend(level_pairs)

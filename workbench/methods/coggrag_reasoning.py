@@ -18,6 +18,7 @@ import re
 from typing import Any, Callable, Iterator, Sequence
 
 from .. import trace as T
+from ..llm.base import ScoreRequest
 from .common import normalize_answer, tap
 from .coggrag_mindmap import MMNode, descendants
 from .prompts import coggrag as P
@@ -146,20 +147,20 @@ def reason(ctx: Any, grp: Sequence[MMNode], pairs: list[Pair], know: list[str], 
     return answers, (calls[-1].data if calls else None)
 
 
-def p_right(llm: Any, comp: Any) -> tuple[float | None, dict[str, Any]]:
+def p_right(ctx: Any, comp: Any) -> Iterator[T.Event]:
     """p("right") / (p("right") + p("wrong")) of the first verdict token after "[", both
-    scored teacher-forced after the prompt the verifier saw (the backend gives no top-k)."""
+    scored teacher-forced after the prompt the verifier saw (the backend gives no top-k);
+    returns (p_right, detail)."""
     i = comp.text.find("[")
     if i < 0:
         return None, {"reason": "no verdict bracket"}
     prefix = comp.prompt + comp.text[: i + 1]
-    lps = {}
     try:
-        for w in ("right", "wrong"):
-            toks = llm.score(prefix, w).tokens
-            lps[w] = toks[0].logprob if toks else None
+        got = yield from ctx.score_many([ScoreRequest(prefix, w) for w in ("right", "wrong")])
     except Exception as e:          # a backend without scoring: the score is n/a
         return None, {"reason": f"{type(e).__name__}: {e}"}
+    lps = {w: (s.tokens[0].logprob if s.tokens else None)
+           for w, s in zip(("right", "wrong"), got)}
     if lps["right"] is None or lps["wrong"] is None:
         return None, {"reason": "no logprobs"}
     top = max(lps.values())
@@ -177,7 +178,7 @@ def verify(ctx: Any, m: MMNode, answer: str, pairs: list[Pair], know: list[str],
     comp = yield from ctx.generate("verify", msgs, params, node_id=m.id, prompt_version=pv)
     mt = re.search(r"\[\s*(right|wrong)\s*\]", comp.text, re.I)
     verdict = mt.group(1).lower() if mt else "unparsed"
-    pr, detail = p_right(ctx.llm, comp) if mt else (None, {"reason": "unparsed verdict"})
+    pr, detail = (yield from p_right(ctx, comp)) if mt else (None, {"reason": "unparsed verdict"})
     yield T.custom("verdict_scored", m.id, p_right=pr, **detail)
     return verdict, pr, comp.text
 

@@ -17,6 +17,7 @@ import numpy as np
 from .. import trace as T
 from ..knowledge.types import Hit
 from ..llm.base import Completion, GenParams
+from .batched import relay
 
 # --- generation parameters ---------------------------------------------------------------
 
@@ -288,14 +289,10 @@ def alpha_of(h: float, gamma: float, h0: float) -> float:
 
 def tap(gen: Any, calls: list[T.Event]) -> Any:
     """``yield from gen`` while keeping its ``llm_call`` events (for raw outputs / call ids)."""
-    while True:
-        try:
-            ev = next(gen)
-        except StopIteration as stop:
-            return stop.value
-        if ev.type == T.LLM_CALL:
+    def keep(ev: Any) -> None:
+        if isinstance(ev, T.Event) and ev.type == T.LLM_CALL:
             calls.append(ev)
-        yield ev
+    return (yield from relay(gen, seen=keep))
 
 
 def trace_problems(tr: T.Trace) -> list[str]:

@@ -17,6 +17,11 @@ Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
 Event names and order follow the spec's §6.1 table: core events where the reducer has one
 (``node_added`` = node_created, ``retrieved``, ``node_scored``, ``path``, ``answer``), and
 ``custom`` events with the spec's names for the rest.
+
+Batched (``batch_size`` calls together, ``batched.together``; events in the order above):
+the samples of every open sink of one iteration, the P_combine calls of one iteration, the
+knowledge summaries of all nodes, their evaluations, the noise probe's calls, and the
+selected paths (paths together, the steps of one path in turn).
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ from . import common as C
 from . import answer_span as S
 from . import fitted
 from .base import Method, RunContext
+from .batched import InOrder, batch_knob, together
 from .prompts import crp_rag as P
 
 # Fixed unrelated text for the noise probe's noise_source=fixed (the paper has the LLM write
@@ -103,6 +109,7 @@ class CrpRagConfig(PresetConfig):
                           ablation=True, paper="graph")
     gen_max_tokens: int = knob(64, "Token budget of one proposal (JSON).", min=16, max=256,
                                group="graph construction")
+    batch_size: int = batch_knob()
     # -- knowledge retrieval and aggregation (KRA) --
     retriever: str = knob("dense", "Retriever for node knowledge (the paper: dense, Eq. 7). "
                           "default = the Settings choice.",
@@ -205,6 +212,16 @@ class _Node:
 
 
 @dataclass
+class _Sink:
+    """An open sink's proposals of one iteration, taken in trace order."""
+    v: "_Node"
+    n: int
+    is_root: bool
+    closed: bool = False
+    out: list["_Proposal"] = field(default_factory=list)
+
+
+@dataclass
 class _Proposal:
     pid: str
     parent: str
@@ -235,6 +252,12 @@ def _components(adj: np.ndarray) -> list[list[int]]:
                     stack.append(b)
         out.append(sorted(comp))
     return out
+
+
+def _record_result(results: dict[str, dict[str, str]], x: str, p: str,
+                   a_c: str) -> Iterator[T.Event]:
+    results.setdefault(x, {})[p] = a_c
+    yield T.node_updated(x, None, results=dict(results[x]))
 
 
 def _valid_step(obj: Any) -> tuple[str, bool]:
@@ -304,8 +327,8 @@ class CrpRag(Method):
         if cfg.noise_mode == "nodes":
             yield from self._inject_noise(ctx, nodes, order, "nodes")
         yield ctx.set_phase("kra")
-        for nid in order:
-            yield from self._kra(ctx, question, nodes[nid])
+        yield from together(ctx, [self._kra(ctx, question, nodes[nid]) for nid in order],
+                              cfg.batch_size)
         if cfg.noise_mode == "knowledge":
             yield from self._inject_noise(ctx, nodes, order, "knowledge")
 
@@ -315,8 +338,8 @@ class CrpRag(Method):
         yield T.node_updated(root_id, "sufficient", assumed_sufficient=True,
                              note="the root is not scored (spec §7 gap 11)")
         if not cfg.no_evaluation:
-            for nid in order:
-                yield from self._evaluate(ctx, nodes[nid])
+            yield from together(ctx, [self._evaluate(ctx, nodes[nid]) for nid in order],
+                                  cfg.batch_size)
         yield from self._paths_and_answer(ctx, question, nodes, root_id)
 
     # ------------------------------------------------------------------ GC
@@ -344,9 +367,9 @@ class CrpRag(Method):
             yield T.custom("gc_iteration_started", None, iteration=n,
                            open_sinks=[v.id for v in open_sinks])
             cands: list[_Proposal] = []
-            for v in open_sinks:
-                got = yield from self._propose(ctx, q, nodes, v, n, root_id)
-                cands.extend(got)
+            samples = [it for v in open_sinks
+                       for it in self._propose(ctx, q, nodes, v, n, root_id, cands)]
+            yield from together(ctx, samples, cfg.batch_size)
             new_nodes, capped = yield from self._merge(ctx, q, nodes, cands, n, emb)
             yield T.custom("gc_iteration_finished", None, iteration=n,
                            new_nodes=new_nodes, capped=capped,
@@ -360,48 +383,66 @@ class CrpRag(Method):
                        depth=depth, iterations=n)
 
     def _propose(self, ctx: RunContext, q: str, nodes: dict[str, _Node], v: _Node, n: int,
-                 root_id: str) -> Iterator[T.Event]:
+                 root_id: str, cands: list[_Proposal]) -> list[Iterator[T.Event]]:
+        """One item per sample of sink ``v`` (its calls run with the other sinks'); each
+        sample is taken in trace order and the last one settles the sink into ``cands``."""
         cfg: CrpRagConfig = ctx.config
         known = [nodes[a].content for a in self._ancestors(nodes, v.id) if a != root_id]
         if v.id != root_id:
             known.append(v.content)
         k = 1 if (cfg.structure == "chain" and v.id != root_id) else cfg.samples_per_sink
-        out: list[_Proposal] = []
-        closed = False
-        for s in range(k):
-            seed = C.derive_seed(ctx.seed, "crp-gen", n, v.id, s)
-            params = C.sampled(cfg.gen_max_tokens, cfg.gen_temperature, cfg.gen_top_p, seed)
-            calls: list[T.Event] = []
-            parsed = yield from C.tap(ctx.generate_json(
-                "propose", P.gen(q, known), P.GEN_SCHEMA, params, node_id=v.id,
-                prompt_version=self.pv, validate=_valid_step), calls)
-            raw = calls[-1].data.get("output", "") if calls else ""
-            call_id = calls[-1].llm_call_id if calls else None
-            pid = f"{v.id}.p{n}.{s}"
-            if parsed is None:
-                yield T.custom("proposal_generated", v.id, iteration=n, proposal_id=pid,
-                               parent=v.id,
-                               sample_idx=s, temperature=cfg.gen_temperature, seed=seed,
-                               raw=raw, step=None, is_final=None, parse_ok=False,
-                               call_id=call_id)
-                continue
+        sink = _Sink(v, n, v.id == root_id)
+        return [self._sample(ctx, q, known, sink, s, cands if s == k - 1 else None)
+                for s in range(k)]
+
+    def _sample(self, ctx: RunContext, q: str, known: list[str], sink: "_Sink", s: int,
+                cands: list[_Proposal] | None) -> Iterator[Any]:
+        cfg: CrpRagConfig = ctx.config
+        v, n = sink.v, sink.n
+        seed = C.derive_seed(ctx.seed, "crp-gen", n, v.id, s)
+        params = C.sampled(cfg.gen_max_tokens, cfg.gen_temperature, cfg.gen_top_p, seed)
+        calls: list[T.Event] = []
+        parsed = yield from C.tap(ctx.generate_json(
+            "propose", P.gen(q, known), P.GEN_SCHEMA, params, node_id=v.id,
+            prompt_version=self.pv, validate=_valid_step), calls)
+        yield InOrder(self._take(ctx, q, sink, s, seed, parsed, calls, cands))
+
+    def _take(self, ctx: RunContext, q: str, sink: "_Sink", s: int, seed: int, parsed: Any,
+              calls: list[T.Event], cands: list[_Proposal] | None) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        v, n = sink.v, sink.n
+        raw = calls[-1].data.get("output", "") if calls else ""
+        call_id = calls[-1].llm_call_id if calls else None
+        pid = f"{v.id}.p{n}.{s}"
+        if parsed is None:
+            yield T.custom("proposal_generated", v.id, iteration=n, proposal_id=pid,
+                           parent=v.id,
+                           sample_idx=s, temperature=cfg.gen_temperature, seed=seed,
+                           raw=raw, step=None, is_final=None, parse_ok=False,
+                           call_id=call_id)
+        else:
             text, fin = parsed
             yield T.custom("proposal_generated", v.id, iteration=n, proposal_id=pid, parent=v.id,
                            sample_idx=s, temperature=cfg.gen_temperature, seed=seed, raw=raw,
                            step=text, is_final=fin, parse_ok=True, call_id=call_id)
-            if text.strip(" .").lower() in _CLOSE_WORDS:
-                if v.id != root_id and not closed:
-                    closed = True
-                    v.is_final = True
-                    yield T.custom("sink_closed", v.id, iteration=n,
-                                   reason="the model proposed no further step", raw=raw)
-                    yield T.node_updated(v.id, None, is_final=True, closed_by_model=True)
-                continue
-            out.append(_Proposal(pid, v.id, s, text, fin, raw, seed, call_id))
-        if closed:
-            return []          # a closed sink is final: its other proposals are discarded
+            if text.strip(" .").lower() not in _CLOSE_WORDS:
+                sink.out.append(_Proposal(pid, v.id, s, text, fin, raw, seed, call_id))
+            elif not sink.is_root and not sink.closed:
+                sink.closed = True
+                v.is_final = True
+                yield T.custom("sink_closed", v.id, iteration=n,
+                               reason="the model proposed no further step", raw=raw)
+                yield T.node_updated(v.id, None, is_final=True, closed_by_model=True)
+        if cands is not None:
+            yield from self._settle_sink(q, sink, cands)
+
+    @staticmethod
+    def _settle_sink(q: str, sink: "_Sink", cands: list[_Proposal]) -> Iterator[T.Event]:
+        v, n, out = sink.v, sink.n, sink.out
+        if sink.closed:
+            return          # a closed sink is final: its other proposals are discarded
         if not out:
-            if v.id == root_id:
+            if sink.is_root:
                 # the root must get a step: fall back to the question itself as the final step
                 out.append(_Proposal(f"{v.id}.p{n}.fallback", v.id, -1,
                                      f"Answer the question: {q}", True, "", 0, None))
@@ -413,7 +454,7 @@ class CrpRag(Method):
                 yield T.custom("sink_closed", v.id, iteration=n, reason="no parseable proposal")
                 yield T.node_updated(v.id, None, is_final=True, forced_final=True,
                                      forced_reason="no parseable proposal")
-        return out
+        cands.extend(out)
 
     def _merge(self, ctx: RunContext, q: str, nodes: dict[str, _Node], cands: list[_Proposal],
                n: int, emb: Any) -> Iterator[T.Event]:
@@ -430,41 +471,8 @@ class CrpRag(Method):
                        embedder=C.embedder_name(emb), merging=cfg.structure == "graph")
         adj = (sim > cfg.tau_combine) & ~np.eye(m, dtype=bool)
         groups = _components(adj) if cfg.structure == "graph" else [[i] for i in range(m)]
-        built: list[dict[str, Any]] = []
-        for g in groups:
-            members = [cands[i] for i in g]
-            parents = list(dict.fromkeys(c.parent for c in members))
-            origin = [[c.parent, c.sample_idx, c.raw, cfg.gen_temperature, c.seed]
-                      for c in members]
-            if len(g) == 1:
-                c = members[0]
-                built.append(dict(text=c.text, is_final=c.is_final, parents=parents,
-                                  merged=False, members=[c.pid], origin=origin))
-                continue
-            texts = [c.text for c in members]
-            sims = [[cands[i].pid, cands[j].pid, round(float(sim[i, j]), 4)]
-                    for a, i in enumerate(g) for j in g[a + 1:]]
-            calls: list[T.Event] = []
-            parsed = yield from C.tap(ctx.generate_json(
-                "combine", P.combine(q, texts), P.COMBINE_SCHEMA, C.greedy(cfg.gen_max_tokens),
-                node_id=parents[0], prompt_version=self.pv, validate=_valid_step), calls)
-            fallback = parsed is None or not parsed[0]
-            if fallback:
-                text, fin = texts[0], any(c.is_final for c in members)
-            else:
-                text, fin = parsed
-            yield T.custom("proposals_merged", None, iteration=n,
-                           members=[c.pid for c in members], texts=texts, sims=sims,
-                           merged_text=text, is_final=fin, parents=parents,
-                           raw=calls[-1].data.get("output", "") if calls else "",
-                           call_id=calls[-1].llm_call_id if calls else None,
-                           fallback=fallback)
-            built.append(dict(text=text, is_final=fin, parents=parents, merged=True,
-                              members=[c.pid for c in members], origin=origin,
-                              merged_from=texts, merge_sims=sims,
-                              merge_call_id=calls[-1].llm_call_id if calls else None,
-                              merge_raw=calls[-1].data.get("output", "") if calls else "",
-                              merge_fallback=fallback))
+        built: list[dict[str, Any]] = yield from together(
+            ctx, [self._combine(ctx, q, cands, sim, g, n) for g in groups], cfg.batch_size)
         new_ids: list[str] = []
         capped: list[dict[str, Any]] = []
         room = max(0, cfg.max_nodes - len(nodes))
@@ -497,6 +505,42 @@ class CrpRag(Method):
                 yield T.node_updated(v.id, None, is_final=True, forced_final=True,
                                      forced_reason="all proposals capped")
         return new_ids, [b["members"] for b in capped]
+
+    def _combine(self, ctx: RunContext, q: str, cands: list[_Proposal], sim: np.ndarray,
+                 g: list[int], n: int) -> Iterator[T.Event]:
+        """One group of similar proposals as a node record; a group of two or more is fused
+        by one P_combine call (run with the other groups')."""
+        cfg: CrpRagConfig = ctx.config
+        members = [cands[i] for i in g]
+        parents = list(dict.fromkeys(c.parent for c in members))
+        origin = [[c.parent, c.sample_idx, c.raw, cfg.gen_temperature, c.seed]
+                  for c in members]
+        if len(g) == 1:
+            c = members[0]
+            return dict(text=c.text, is_final=c.is_final, parents=parents, merged=False,
+                        members=[c.pid], origin=origin)
+        texts = [c.text for c in members]
+        sims = [[cands[i].pid, cands[j].pid, round(float(sim[i, j]), 4)]
+                for a, i in enumerate(g) for j in g[a + 1:]]
+        calls: list[T.Event] = []
+        parsed = yield from C.tap(ctx.generate_json(
+            "combine", P.combine(q, texts), P.COMBINE_SCHEMA, C.greedy(cfg.gen_max_tokens),
+            node_id=parents[0], prompt_version=self.pv, validate=_valid_step), calls)
+        fallback = parsed is None or not parsed[0]
+        if fallback:
+            text, fin = texts[0], any(c.is_final for c in members)
+        else:
+            text, fin = parsed
+        raw = calls[-1].data.get("output", "") if calls else ""
+        call_id = calls[-1].llm_call_id if calls else None
+        yield T.custom("proposals_merged", None, iteration=n,
+                       members=[c.pid for c in members], texts=texts, sims=sims,
+                       merged_text=text, is_final=fin, parents=parents, raw=raw,
+                       call_id=call_id, fallback=fallback)
+        return dict(text=text, is_final=fin, parents=parents, merged=True,
+                    members=[c.pid for c in members], origin=origin, merged_from=texts,
+                    merge_sims=sims, merge_call_id=call_id, merge_raw=raw,
+                    merge_fallback=fallback)
 
     # ------------------------------------------------------------------ KRA
     def _kra(self, ctx: RunContext, q: str, v: _Node) -> Iterator[T.Event]:
@@ -566,6 +610,39 @@ class CrpRag(Method):
                            reasons=reasons)
 
     # ------------------------------------------------------------------ AG: paths + answer
+    def _path_answer(self, ctx: RunContext, q: str, nodes: dict[str, _Node], root_id: str,
+                     p: str, c: list[str], results: dict[str, dict[str, str]]
+                     ) -> Iterator[Any]:
+        """Reason along one path (its steps in turn; paths run together); returns a_c and the
+        last completion. A node's results on every path are recorded in trace order."""
+        cfg: CrpRagConfig = ctx.config
+        steps = [x for x in c if x != root_id] or [root_id]
+        if cfg.no_iterative_reasoning:
+            comp = yield from ctx.generate(
+                "path_answer", P.path_oneshot(q, [(nodes[x].content, nodes[x].knowledge)
+                                                 for x in steps]),
+                C.greedy(cfg.step_max_tokens), node_id=steps[-1], prompt_version=self.pv)
+            a_c = " ".join(comp.text.split())
+            yield T.custom("step_reasoned", steps[-1], path_id=p, condition=q,
+                           step="(all steps at once)", knowledge_used=None, result=a_c)
+            yield InOrder(_record_result(results, steps[-1], p, a_c))
+        else:
+            done: list[tuple[str, str]] = []
+            a_c = ""
+            for x in steps:
+                cond = P.condition_text(q, done)
+                comp = yield from ctx.generate(
+                    "reason", P.step(cond, nodes[x].content, nodes[x].knowledge or "(none)"),
+                    C.greedy(cfg.step_max_tokens), node_id=x, prompt_version=self.pv)
+                a_c = " ".join(comp.text.split()) or "(no result)"
+                done.append((nodes[x].content, a_c))
+                yield T.custom("step_reasoned", x, path_id=p, condition=cond,
+                               step=nodes[x].content, knowledge_used=nodes[x].knowledge,
+                               result=a_c)
+                yield InOrder(_record_result(results, x, p, a_c))
+        yield T.custom("path_answered", None, path_id=p, answer=a_c)
+        return a_c, comp
+
     def _paths_and_answer(self, ctx: RunContext, q: str, nodes: dict[str, _Node],
                           root_id: str) -> Iterator[T.Event]:
         cfg: CrpRagConfig = ctx.config
@@ -628,39 +705,11 @@ class CrpRag(Method):
             return
 
         results: dict[str, dict[str, str]] = {}
-        answers: list[tuple[str, str, list[str]]] = []
-        last_comp = None
-        for p, c in selected:
-            steps = [x for x in c if x != root_id] or [root_id]
-            if cfg.no_iterative_reasoning:
-                comp = yield from ctx.generate(
-                    "path_answer", P.path_oneshot(q, [(nodes[x].content, nodes[x].knowledge)
-                                                     for x in steps]),
-                    C.greedy(cfg.step_max_tokens), node_id=steps[-1], prompt_version=self.pv)
-                a_c = " ".join(comp.text.split())
-                last_comp = comp
-                yield T.custom("step_reasoned", steps[-1], path_id=p, condition=q,
-                               step="(all steps at once)", knowledge_used=None, result=a_c)
-                results.setdefault(steps[-1], {})[p] = a_c
-                yield T.node_updated(steps[-1], None, results=dict(results[steps[-1]]))
-            else:
-                done: list[tuple[str, str]] = []
-                a_c = ""
-                for x in steps:
-                    cond = P.condition_text(q, done)
-                    comp = yield from ctx.generate(
-                        "reason", P.step(cond, nodes[x].content, nodes[x].knowledge or "(none)"),
-                        C.greedy(cfg.step_max_tokens), node_id=x, prompt_version=self.pv)
-                    a_c = " ".join(comp.text.split()) or "(no result)"
-                    last_comp = comp
-                    done.append((nodes[x].content, a_c))
-                    yield T.custom("step_reasoned", x, path_id=p, condition=cond,
-                                   step=nodes[x].content, knowledge_used=nodes[x].knowledge,
-                                   result=a_c)
-                    results.setdefault(x, {})[p] = a_c
-                    yield T.node_updated(x, None, results=dict(results[x]))
-            yield T.custom("path_answered", None, path_id=p, answer=a_c)
-            answers.append((p, a_c, c))
+        reasoned = yield from together(
+            ctx, [self._path_answer(ctx, q, nodes, root_id, p, c, results) for p, c in selected],
+            cfg.batch_size)
+        answers = [(p, a_c, c) for (p, c), (a_c, _) in zip(selected, reasoned)]
+        last_comp = reasoned[-1][1]
 
         details = ""
         integ_call = None
@@ -716,29 +765,34 @@ class CrpRag(Method):
         hit = sorted(rnd.sample(order, n_hit), key=self._id_key)
         fixed = NOISE_STEPS if mode == "nodes" else NOISE_KNOWLEDGE
         yield ctx.set_phase("noise")
-        for i, nid in enumerate(hit):
-            v = nodes[nid]
-            task = None
-            if cfg.noise_source == "llm":
-                task = P.NOISE_TASKS[(seed + i) % len(P.NOISE_TASKS)]
-                comp = yield from ctx.generate(
-                    "noise", P.noise(mode, task),
-                    C.greedy(cfg.gen_max_tokens if mode == "nodes" else cfg.summary_max_tokens),
-                    node_id=nid, prompt_version=self.pv)
-                noise = " ".join(comp.text.split()) or fixed[i % len(fixed)]
-            else:
-                noise = fixed[i % len(fixed)]
-            original = v.content if mode == "nodes" else v.knowledge
-            yield T.custom("noise_injected", nid, mode=mode, original=original, noise=noise,
-                           source=cfg.noise_source, task=task)
-            if mode == "nodes":
-                yield T.node_updated(nid, None, noise=True, noise_text=noise,
-                                     original_text=v.content)
-                v.content = noise
-            else:
-                yield T.node_updated(nid, None, noise=True, knowledge=noise,
-                                     original_knowledge=v.knowledge)
-                v.knowledge = noise
+        yield from together(ctx, [self._noise(ctx, nodes[nid], mode, seed + i,
+                                                fixed[i % len(fixed)])
+                                    for i, nid in enumerate(hit)], cfg.batch_size)
+
+    def _noise(self, ctx: RunContext, v: _Node, mode: str, salt: int,
+               fixed: str) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        task = None
+        if cfg.noise_source == "llm":
+            task = P.NOISE_TASKS[salt % len(P.NOISE_TASKS)]
+            comp = yield from ctx.generate(
+                "noise", P.noise(mode, task),
+                C.greedy(cfg.gen_max_tokens if mode == "nodes" else cfg.summary_max_tokens),
+                node_id=v.id, prompt_version=self.pv)
+            noise = " ".join(comp.text.split()) or fixed
+        else:
+            noise = fixed
+        original = v.content if mode == "nodes" else v.knowledge
+        yield T.custom("noise_injected", v.id, mode=mode, original=original, noise=noise,
+                       source=cfg.noise_source, task=task)
+        if mode == "nodes":
+            yield T.node_updated(v.id, None, noise=True, noise_text=noise,
+                                 original_text=v.content)
+            v.content = noise
+        else:
+            yield T.node_updated(v.id, None, noise=True, knowledge=noise,
+                                 original_knowledge=v.knowledge)
+            v.knowledge = noise
 
     # ------------------------------------------------------------------ root probe
     def _root_probe(self, ctx: RunContext, q: str, root: _Node) -> Iterator[T.Event]:

@@ -14,6 +14,10 @@ already a span (a KG entity name), so no answer-span extraction call follows.
 
 :class:`Frag` turns the pieces into the spec's event order (§6.2); ``frag_trace`` renders
 the retrieval stages.
+
+Batched (``batch_size`` > 1, ``batched.together``): with FRAG-F on, the answer call and the
+feedback call, which read the same paths. Path and relation scoring is the ranker's
+(embedding, cross-encoder, BM25 or TF-IDF, each one vectorised call), not the LLM's.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from ..config import Preset, PresetConfig, knob
 from ..llm.base import GenParams
 from . import frag_router
 from .base import Method, RunContext
+from .batched import batch_knob, together
 from .common import hit_at_1
 from .fitted import FitRecord
 from .frag_feedback import feedback_events
@@ -129,6 +134,7 @@ class FragConfig(PresetConfig):
                           group="reasoning", ablation=True, paper=False)
     max_graph_nodes: int = knob(150, "KG nodes drawn in the trace (chosen by PPR; counts are "
                                 "shown for the rest)", min=10, max=5000, group="display")
+    batch_size: int = batch_knob()
 
     PRESETS = {
         "small-model": Preset(
@@ -264,21 +270,11 @@ class Frag(Method):
                            ungrounded=not texts, prompt_mode=cfg.prompt_mode)
         yield T.custom("prompt_built", "reason", prompt=shown, n_paths=len(texts),
                        prompt_tokens=_count_tokens(ctx, shown), ungrounded=not texts)
-        comp = yield from ctx.generate(
-            "answer", msgs, GenParams(max_tokens=cfg.max_tokens, temperature=cfg.temperature,
-                                      seed=ctx.seed, chat=cfg.prompt_mode == "chat",
-                                      stop=["\n"] if cfg.stop_at_newline else []),
-            node_id="reason", prompt_version=self.prompt_version)
-        ans = P.first_line(comp.text)
-        yield T.custom("llm_answered", "reason", output=comp.text, answer_line=ans,
-                       completion_tokens=comp.completion_tokens, llm_calls_retrieval=0,
-                       llm_calls_answer=1)
-        yield T.node_updated("reason", "answered", answer_line=ans)
-
+        parts = [self._answer(ctx, msgs)]
         # 5. FRAG-F feedback (optional, one extra call, a copy of the router adapted)
         if cfg.feedback:
-            yield ctx.set_phase("feedback")
-            yield from feedback_events(ctx, question, texts, est, router, self.prompt_version)
+            parts.append(self._feedback(ctx, question, texts, est, router))
+        ans = (yield from together(ctx, parts, cfg.batch_size))[0]
 
         # 6. answer + evaluation
         hit = hit_at_1(ans, gold.gold_answers) if gold and gold.gold_answers else None
@@ -294,6 +290,25 @@ class Frag(Method):
                            misrouted=(None if not h else
                                       (route == "simple") != (h <= frag_router.DELTA)),
                            lost_at=lost_at(cover))
+
+    def _answer(self, ctx: RunContext, msgs: Any) -> Iterator[T.Event]:
+        cfg: FragConfig = ctx.config
+        comp = yield from ctx.generate(
+            "answer", msgs, GenParams(max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+                                      seed=ctx.seed, chat=cfg.prompt_mode == "chat",
+                                      stop=["\n"] if cfg.stop_at_newline else []),
+            node_id="reason", prompt_version=self.prompt_version)
+        ans = P.first_line(comp.text)
+        yield T.custom("llm_answered", "reason", output=comp.text, answer_line=ans,
+                       completion_tokens=comp.completion_tokens, llm_calls_retrieval=0,
+                       llm_calls_answer=1)
+        yield T.node_updated("reason", "answered", answer_line=ans)
+        return ans
+
+    def _feedback(self, ctx: RunContext, question: str, texts: list[str], est: Any,
+                  router: Any) -> Iterator[T.Event]:
+        yield ctx.set_phase("feedback")
+        yield from feedback_events(ctx, question, texts, est, router, self.prompt_version)
 
 
 def _model_summary(info: dict[str, Any]) -> dict[str, Any]:

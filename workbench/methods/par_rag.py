@@ -12,7 +12,9 @@ Implements /work/shared/methods/par-rag.md:
 * ``act``    — per step: dense retrieval (top-k), a cited read, evidence = cited passages.
 * ``review`` — judge score A in [0, 1], attribution label → F ∈ {0, 0.5, 1},
   C = αA + (1−α)F; C < ct → exactly one sparse (BM25) re-retrieval and re-read, accepted
-  without a second check (``revise`` phase).
+  without a second check (``revise`` phase). The judge and attribution calls read the same
+  answer and evidence, so they run together (``batch_size`` > 1, ``batched.together``); the
+  steps run in turn, each refining the next one's question.
 * ``refine`` — the next sub-question is rewritten with the answers so far.
 * ``answer`` — final answer from the trajectory records. The reader is asked for one line
   "So the answer is: <short answer>" (the paper's f_Read gives a short answer), and the text
@@ -35,6 +37,7 @@ from ..knowledge.types import Hit
 from . import common as C
 from . import fitted
 from .base import Method, RunContext
+from .batched import batch_knob, together
 from .prompts import par_rag as P
 
 ATTR_F = {"Attributable": 1.0, "Extrapolatory": 0.5, "Contradictory": 0.0}
@@ -117,6 +120,7 @@ class ParRagConfig(PresetConfig):
                                   group="refine")
     final_max_tokens: int = knob(32, "Token budget of the final answer.", min=8, max=256,
                                  group="answer")
+    batch_size: int = batch_knob()
 
     PRESETS = {
         "small-model": Preset(
@@ -618,18 +622,18 @@ class ParRag(Method):
         ev_text = C.format_passages(evidence, cfg.passage_chars, numbered=False) \
             if evidence else "(no cited evidence)"
         errors = []
-        comp = yield from ctx.generate("judge", P.judge(st.question_executed, answer, ev_text),
-                                       C.greedy(4, grammar=P.JUDGE_GRAMMAR), node_id=vf,
-                                       prompt_version=P.VERSION)
+        comp, comp2 = yield from together(ctx, [
+            ctx.generate("judge", P.judge(st.question_executed, answer, ev_text),
+                         C.greedy(4, grammar=P.JUDGE_GRAMMAR), node_id=vf,
+                         prompt_version=P.VERSION),
+            ctx.generate("attribution", P.attribution(f"{st.question_executed} {answer}", ev_text),
+                         C.greedy(6, grammar=P.ATTR_GRAMMAR), node_id=vf,
+                         prompt_version=P.VERSION)], cfg.batch_size)
         a_raw = comp.text.strip()
         A = _parse_score(a_raw)
         if A is None:
             errors.append(f"judge output {a_raw!r} is not a number in [0, 1]: A = 0")
             A = 0.0
-        comp2 = yield from ctx.generate("attribution",
-                                        P.attribution(f"{st.question_executed} {answer}", ev_text),
-                                        C.greedy(6, grammar=P.ATTR_GRAMMAR), node_id=vf,
-                                        prompt_version=P.VERSION)
         label = next((lab for lab in P.ATTR_LABELS if comp2.text.strip().lower().startswith(
             lab.lower()[:5])), None)
         if label is None:

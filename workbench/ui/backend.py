@@ -16,6 +16,7 @@ import os
 import threading
 from typing import Any, Sequence
 
+from ..llm import batching
 from ..llm.base import GenParams, LLMError, ModelInfo
 from ..llm.scripted import ScriptedBackend
 
@@ -54,6 +55,14 @@ class LockedBackend:
     def score(self, context: Any, continuation: str) -> Any:
         with _LLM_LOCK:
             return self.inner.score(context, continuation)
+
+    def generate_many(self, requests: Sequence[Any], **kw: Any) -> list[Any]:
+        with _LLM_LOCK:
+            return batching.generate_many(self.inner, requests, **kw)
+
+    def score_many(self, requests: Sequence[Any], **kw: Any) -> list[Any]:
+        with _LLM_LOCK:
+            return batching.score_many(self.inner, requests, **kw)
 
     def count_tokens(self, text: str) -> int:
         with _LLM_LOCK:
