@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from tests.span_helpers import add_span_rule
 from workbench import config as cfgmod
 from workbench import trace as T
 from workbench.llm.base import GenParams, LLMError, ScoreRequest
@@ -220,6 +221,7 @@ def test_crp_rag_unparsable_proposals_batched():
         be.add(crp.P.AGG_TAG, "Knowledge.")
         be.add(crp.P.EVAL_TAG, "Studio Ghibli", logprob=-0.01)
         be.add(crp.P.STEP_TAG, "Studio Ghibli produced it.")
+        add_span_rule(be, "Studio Ghibli")
         m = get_method("crp-rag")
         ctx = RunContext(llm=be, config=cfgmod.build(m.Config, {"batch_size": size}),
                          retrievers={"dense": crp.TinyRetriever()},
