@@ -99,6 +99,10 @@ with tab_run:
         workers = st.number_input("Workers", min_value=1, max_value=16, value=1,
                                   help="Parallel workers. With llama.cpp each loads its own "
                                        "model in its own process and gets a share of the cores.")
+        together = st.number_input("Items at once per model", min_value=1, max_value=8, value=1,
+                                   help="Each worker runs this many items at once; their LLM "
+                                        "calls are decoded together as one llama.cpp batch "
+                                        "(answers can differ in near-ties; see README).")
         allow_leakage = st.checkbox("Allow leakage", help="Score methods on questions their "
                                     "fitted state saw (in-sample numbers); such rows are "
                                     "marked. Off: the eval is refused.")
@@ -113,7 +117,7 @@ with tab_run:
                                    split=None if split == "all" else split,
                                    allow_leakage=allow_leakage)
             from workbench.ui.backend import get_llm
-            kw = {"workers": int(workers)}
+            kw = {"workers": int(workers), "items_together": int(together)}
             if int(workers) <= 1:
                 kw["backend"] = get_llm()
             job = jobs.start(spec, store=store, **kw)

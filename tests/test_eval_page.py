@@ -82,6 +82,7 @@ def test_page_launches_an_eval_and_shows_progress(isolated_home):
         next(n for n in at.number_input if n.label.startswith("Questions")).set_value(4)
         next(s for s in at.selectbox if s.label == "LLM judge").set_value("off")
         next(s for s in at.selectbox if s.label == "Split").set_value("all")
+        next(n for n in at.number_input if n.label == "Items at once per model").set_value(2)
         at.run()
         next(b for b in at.button if b.label == "Launch eval").click().run()
         assert not at.exception, at.exception

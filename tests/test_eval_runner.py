@@ -216,6 +216,24 @@ def test_parallel_llama_workers_each_run_their_own_model_process(tmp_path):
     assert len(workers) == 2 and os.getpid() not in workers
 
 
+def test_items_together_on_the_real_model_share_llama_cpp_batches(tmp_path):
+    """Four items at once on one real model (eval --items-together 4): their calls are
+    decoded as sequences of one llama.cpp batch and every item is stored with its answer."""
+    from tests.conftest import FAST_MODEL
+    st = Store(tmp_path / "s.duckdb")
+    spec = EvalSpec("demo", ["vanilla"], judge="off", limit=4, sets={"answer_max_tokens": 6})
+    r = EvalRunner.new(st, spec, backend_spec={"kind": "settings", "overrides": {
+        "model": FAST_MODEL, "n_ctx": 1024}}, items_together=4)
+    assert r._mode() == "threads" and not r._own_models()
+    assert r.run().n_done == 4
+    runs = st.query("SELECT run_id, status, answer FROM runs")
+    assert len(runs) == 4 and all(x["status"] in ("finished", "refused") for x in runs)
+    batches = [(e.data.get("batch") or {}) for x in runs for e in st.events(x["run_id"])
+               if e.type == "llm_call"]
+    shared = [b for b in batches if b.get("across_items")]
+    assert shared and all(b["mode"] == "llama_cpp" and b["size"] > 1 for b in shared)
+
+
 def test_judge_same_backend_labels_and_scores(tmp_path):
     st = Store(tmp_path / "s.duckdb")
     be = ScriptedBackend.from_table([{"match": "verdict", "text": '{"verdict": "correct"}'},

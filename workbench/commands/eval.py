@@ -53,6 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="independent LLM calls of a run (CRP-RAG's nodes, CogGRAG's siblings, "
                         "...) go to the model together, N at most (the methods' batch_size; "
                         "1 = one at a time; default 4)")
+    p.add_argument("--items-together", type=int, default=1, metavar="K",
+                   help="each worker runs K items at once on one model, their single LLM calls "
+                        "decoded together as one llama.cpp batch (default 1; local executor)")
     p.add_argument("--workers", type=int,
                    help="parallel workers (default 1; with --executor ray, as many as the "
                         "cluster's CPUs allow); with llama.cpp each loads its own model")
@@ -251,8 +254,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 0
 
     # run / resume
+    if args.items_together > 1 and args.executor == "ray":
+        print("error: --items-together runs on the local executor; with --executor ray add "
+              "--workers instead", file=sys.stderr)
+        return 2
     common: dict[str, Any] = {"backend_spec": _backend_spec(args), "workers": args.workers or 1,
-                              "executor": args.executor}
+                              "executor": args.executor, "items_together": args.items_together}
     if args.executor == "ray":
         common["ray"] = {"address": args.ray_address, "workers": args.workers,
                          "cpus": args.worker_cpus, "gpus": args.worker_gpus}

@@ -1,8 +1,10 @@
 """Items on this machine: one after another, or on worker threads.
 
-With llama.cpp each thread loads a model of its own, in a worker process of its own
+With llama.cpp each worker loads a model of its own, in a worker process of its own
 (:class:`~workbench.llm.isolated.IsolatedBackend`), and gets an equal share of the cores; a
-server, the scripted backend or a backend handed in is shared by the threads instead.
+server, the scripted backend or a backend handed in is shared by the workers instead.
+With ``items_together`` K > 1 each worker runs K items at once on K threads, whose single
+LLM calls its model decodes together (:class:`~workbench.llm.items_together.ItemsTogether`).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from ..llm.items_together import ItemsTogether
 from .item_executor import ItemResult, make_backend
 from .plan import Item
 
@@ -21,7 +24,7 @@ OnResult = Callable[[ItemResult], None]
 
 
 def run_local(runner: "EvalRunner", items: Iterator[Item], on_result: OnResult) -> None:
-    if runner.workers <= 1:
+    if runner.workers <= 1 and runner.items_together <= 1:
         run_serial(runner, items, on_result)
     else:
         run_threads(runner, items, on_result)
@@ -47,10 +50,13 @@ def run_threads(runner: "EvalRunner", items: Iterator[Item], on_result: OnResult
     own = runner._own_models()
     if not own:
         runner.ensure_backend()
+    k = runner.items_together
     local = threading.local()
     lock = threading.Lock()
     stop = threading.Event()
     owned: list[Any] = []          # the workers' own models, closed at the end
+    models: list[Any] = []         # per worker: the backend its threads use (None: the runner's)
+    threads: list[int] = []
 
     def work(it: Item) -> ItemResult:
         if stop.is_set():
@@ -58,19 +64,25 @@ def run_threads(runner: "EvalRunner", items: Iterator[Item], on_result: OnResult
         ex = getattr(local, "ex", None)
         if ex is None:
             with lock:
-                be = _worker_backend(runner) if own else None
-                if be is not None:
-                    owned.append(be)
-                ex = local.ex = runner.item_executor(be)
+                w = len(threads) // k           # threads 0..k-1 are worker 0's, and so on
+                threads.append(w)
+                if w == len(models):
+                    be = _worker_backend(runner) if own else None
+                    if be is not None:
+                        owned.append(be)
+                    if k > 1:
+                        be = ItemsTogether(be or runner.backend, k)
+                    models.append(be)
+                ex = local.ex = runner.item_executor(models[w])
         return ex.run(it)
 
-    pool = ThreadPoolExecutor(runner.workers, thread_name_prefix="eval")
+    pool = ThreadPoolExecutor(runner.workers * k, thread_name_prefix="eval")
     inflight: set = set()
     try:
         it = iter(items)
         exhausted = False
         while True:
-            while not exhausted and len(inflight) < 2 * runner.workers:
+            while not exhausted and len(inflight) < 2 * runner.workers * k:
                 nxt = next(it, None)
                 if nxt is None:
                     exhausted = True

@@ -117,7 +117,7 @@ class EvalRunner:
                  method_classes: dict[str, type] | None = None,
                  context_factory: Callable | None = None, factories: dict[str, str] | None = None,
                  workers: int = 1, judge_backend: Any = "setup", executor: str = "local",
-                 ray: dict[str, Any] | None = None):
+                 ray: dict[str, Any] | None = None, items_together: int = 1):
         if executor not in ("local", "ray"):
             raise ValueError(f"unknown executor {executor!r}; use 'local' or 'ray'")
         self.store, self.eval_id, self.spec = store, eval_id, spec
@@ -138,6 +138,7 @@ class EvalRunner:
         self.method_classes = method_classes
         self.context_factory = context_factory
         self.workers = max(1, int(workers))
+        self.items_together = max(1, int(items_together))
         self.ray.setdefault("workers", self.workers)    # None: as many as the cluster holds
         self.judge_backend = judge_backend
         self.variants = plan_variants(spec, method_classes)
@@ -256,7 +257,8 @@ class EvalRunner:
             factories=self.factories)
 
     def _mode(self) -> str:
-        return "ray" if self.executor == "ray" else "serial" if self.workers <= 1 else "threads"
+        return "ray" if self.executor == "ray" else \
+            "serial" if self.workers * self.items_together <= 1 else "threads"
 
     def _own_models(self) -> bool:
         """Whether each parallel worker loads a llama.cpp model of its own. A server, the

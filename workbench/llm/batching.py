@@ -55,12 +55,13 @@ def plans_from_records(records: Sequence[dict[str, Any] | None]) -> list[list[li
     """The plans of the batched calls among stored ``llm_call`` records, in call order.
 
     ``records`` are the payloads of ``llm_call`` events (or ``Completion.to_record()``);
-    records without a ``batch`` entry (plain ``generate`` calls) are skipped.
+    records without a ``batch`` entry (plain ``generate`` calls) are skipped, and so are single
+    calls that ran in a batch with other eval items' calls (``across_items``).
     """
     plans: dict[str, dict[int, list[int]]] = {}
     for rec in records:
         b = (rec or {}).get("batch")
-        if b:
+        if b and not b.get("across_items"):     # other items' timing made it: not replayable
             plans.setdefault(b["call"], {})[b["group"]] = list(b["members"])
     return [[groups[g] for g in sorted(groups)] for groups in plans.values()]
 
