@@ -4,7 +4,7 @@ question so neither side always meets a warm cache first.
 
 Per method: wall time per question both ways and the speed-up, how many answers differ
 (llama.cpp's numbers in a batch differ in the last bits, so a near-tie can flip), accuracy
-and token F1 both ways, and the share of LLM calls that shared a batch.
+and token F1 both ways, the share of LLM calls that shared a batch, and the longest wait for a run's first node.
 """
 from __future__ import annotations
 
@@ -17,6 +17,19 @@ from workbench import config as cfgmod
 
 def has_batching(method_cls: type) -> bool:
     return any(k.name == "batch_size" for k in cfgmod.knobs(method_cls.Config))
+
+
+def run_timed(method: Any, ctx: Any, question: str, **kw: Any) -> Any:
+    """Run to the end; the trace's meta gets ``first_node_s``: seconds from the start to the
+    first node, what a user watching the graph waits for."""
+    from workbench import trace as T
+    from workbench.runner import execute
+    tr, t0, first = T.Trace(), time.perf_counter(), None
+    for ev in execute(method, ctx, question, trace_out=tr, **kw):
+        if first is None and ev.type == T.NODE_ADDED:
+            first = time.perf_counter() - t0
+    tr.meta["first_node_s"] = None if first is None else round(first, 4)
+    return tr
 
 
 def compare(questions: Sequence[Any], run: Callable[[Any, int], Any], size: int,
@@ -35,11 +48,13 @@ def compare(questions: Sequence[Any], run: Callable[[Any, int], Any], size: int,
             ok, f1 = judge(text, q)
             calls = list(tr.llm_calls.values())
             shared = sum(1 for c in calls if (c.get("batch") or {}).get("size", 1) > 1)
-            got[b] = {"wall_s": round(wall, 3), "answer": text, "correct": ok, "f1": f1,
+            got[b] = {"wall_s": round(wall, 3), "first_node_s": tr.meta.get("first_node_s"),
+                      "answer": text, "correct": ok, "f1": f1,
                       "llm_calls": len(calls), "calls_in_batches": shared,
                       "status": tr.status}
         seq, bat = got[1], got[size]
         rows.append({"id": q.id, "wall_s": [seq["wall_s"], bat["wall_s"]],
+                     "first_node_s": [seq["first_node_s"], bat["first_node_s"]],
                      "same_answer": seq["answer"] == bat["answer"],
                      "answers": [seq["answer"][:60], bat["answer"][:60]],
                      "correct": [seq["correct"], bat["correct"]],
@@ -62,6 +77,7 @@ def compare(questions: Sequence[Any], run: Callable[[Any, int], Any], size: int,
     return {"batch_size": size, "n": len(rows), "mean_wall_s": both("wall_s"),
             "speedup": round(seq_s / max(bat_s, 1e-9), 3),
             "answers_differ": sum(not r["same_answer"] for r in rows),
+            "max_first_node_s": max((r["first_node_s"][1] or 0.0) for r in rows),
             "accuracy": both("correct"), "token_f1": both("f1"),
             "share_of_calls_batched": round(sum(r["calls_in_batches"] for r in rows)
                                             / max(sum(r["llm_calls"][1] for r in rows), 1), 3),

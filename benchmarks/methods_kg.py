@@ -177,12 +177,12 @@ def overrides_of(label: str, sets: dict[str, str], paper_coggrag: bool) -> tuple
 
 
 def batch_compare(args, be, questions, labels, sets) -> dict:
-    from _batch_compare import compare_methods
+    from _batch_compare import compare_methods, run_timed
 
     def run_one(name, over, q):
         method, ctx = build_context(name, llm=be, dataset="demo", overrides=over,
                                     question_id=q.id)
-        return run_to_end(method, ctx, q.question)
+        return run_timed(method, ctx, q.question)
     return compare_methods(labels, questions, args.batch_compare,
                            lambda label: overrides_of(label, sets, args.paper_coggrag), run_one,
                            lambda a, q: (hit_at_1(a, q.gold_answers),

@@ -144,12 +144,12 @@ def method_overrides(label: str, overrides: dict[str, dict[str, str]]) -> tuple[
 
 
 def batch_compare(args, be, qs, overrides, store) -> dict:
-    from _batch_compare import compare_methods
+    from _batch_compare import compare_methods, run_timed
 
     def run_one(name, over, q):
         m, ctx = build_context(name, llm=be, dataset=args.dataset, overrides=over,
                                question_id=q.id)
-        return run_to_end(m, ctx, q.question, store=store, question_id=q.id)
+        return run_timed(m, ctx, q.question, store=store, question_id=q.id)
     return compare_methods(args.methods.split(","), qs, args.batch_compare,
                            lambda label: method_overrides(label, overrides), run_one,
                            lambda a, q: (contains_gold(a, q.gold_answers),
