@@ -234,7 +234,9 @@ def failure_class_bars(rows: Sequence[dict[str, Any]], labels: dict[str, str]) -
                     + " %{x:.0f}% (%{text} runs)<extra></extra>")
     fig = _layout(fig, height=max(200, 80 + 44 * len(series)), barmode="stack",
                   xaxis_title="% of triaged runs", xaxis_range=[0, 100])
-    fig.update_layout(legend_traceorder="normal")
+    # above the bars: in a chart this short a legend below covers the axis title
+    fig.update_layout(legend=dict(orientation="h", y=1.02, yanchor="bottom",
+                                  traceorder="normal"))
     return fig
 
 
