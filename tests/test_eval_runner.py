@@ -15,7 +15,8 @@ from workbench.eval import knobs as K
 from workbench.eval import presets
 from workbench.eval.item_executor import make_backend
 from workbench.eval.plan import apply_sweep, load_sweep, plan_variants
-from workbench.eval.runner import EvalInterrupted, EvalRunner, EvalSpec, export_eval
+from workbench.eval.export import export_eval
+from workbench.eval.runner import EvalInterrupted, EvalRunner, EvalSpec
 from workbench.knowledge.types import Hit
 from workbench.llm.scripted import ScriptedBackend
 from workbench.store import Store

@@ -206,7 +206,8 @@ def _print_summary(st: Store, eval_id: str) -> None:
 def cmd_eval(args: argparse.Namespace) -> int:
     from ..eval import presets
     from ..eval import queries as Q
-    from ..eval.runner import EvalInterrupted, EvalRunner, export_eval, get_eval, latest_eval
+    from ..eval.export import export_eval
+    from ..eval.runner import EvalInterrupted, EvalRunner, get_eval, latest_eval
     if args.action == "presets":
         from ..methods import all_methods
         ms = all_methods()
