@@ -45,9 +45,13 @@ mc = st.columns([2, 3])
 pick = mc[0].selectbox("Model", choices, index=len(choices) - 1 if is_path else
                        choices.index(s.model), key=f"{K}__model_pick",
                        format_func=lambda m: f"{m} — {BUNDLED[m].title} ({BUNDLED[m].quality})"
+                       + ("" if BUNDLED[m].installed else " — not installed")
                        if m in BUNDLED else m)
 if pick in BUNDLED:
     new["model"] = pick
+    if not BUNDLED[pick].installed:
+        st.warning(f"{pick} is not installed: {BUNDLED[pick].source}. The README's model "
+                   f"table says how to install it; then restart the workbench.")
 else:
     path = mc[1].text_input("Path to a .gguf file", value=s.model if is_path else "",
                             key=f"{K}__model_path", placeholder="/models/qwen2.5-7b-instruct-q4_k_m.gguf")

@@ -357,6 +357,20 @@ def test_settings_store_file_moves_the_store(ui, tmp_path, monkeypatch):
     assert settings_mod.store_path() == old
 
 
+def test_settings_marks_a_bundled_model_that_is_not_installed(ui, monkeypatch):
+    import dataclasses
+    from workbench.llm import registry
+    gone = dataclasses.replace(registry.BUNDLED["gemma3-270m"], package="no_such_package_x")
+    monkeypatch.setitem(registry.BUNDLED, "gemma3-270m", gone)
+    at = app("pages/settings.py")
+    no_errors(at)
+    box = at.selectbox(key="set__model_pick")
+    assert box.format_func("gemma3-270m").endswith("not installed")
+    assert not box.format_func("smollm2-135m").endswith("not installed")
+    box.set_value("gemma3-270m").run()
+    assert any("gemma3-270m is not installed" in w.value for w in at.warning)
+
+
 def test_settings_model_change_reloads_with_readable_error(ui, tmp_path):
     backend.clear_override()
     at = app("pages/settings.py")

