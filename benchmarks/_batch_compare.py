@@ -32,14 +32,24 @@ def run_timed(method: Any, ctx: Any, question: str, **kw: Any) -> Any:
     return tr
 
 
+def flush_prompt_cache(llm: Any) -> None:
+    """Replace the model's cached prompt with an unrelated one, untimed: otherwise the second
+    run of a question starts with the first run's prompt in the cache (a one-call method's
+    second run then takes a tenth of the time)."""
+    from workbench.llm.base import GenParams
+    llm.generate("An unrelated prompt that replaces the cached one.", GenParams(max_tokens=1))
+
+
 def compare(questions: Sequence[Any], run: Callable[[Any, int], Any], size: int,
-            judge: Callable[[str, Any], tuple[bool, float]], label: str = "") -> dict[str, Any]:
+            judge: Callable[[str, Any], tuple[bool, float]], label: str = "",
+            flush: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """``run(question, batch_size)`` -> the folded trace; ``judge(answer, question)`` ->
-    (correct, token F1); a refusal or a failed run answers ""."""
+    (correct, token F1); a refusal or a failed run answers ""; ``flush()`` before each run."""
     rows = []
     for i, q in enumerate(questions):
         got = {}
         for b in ((1, size) if i % 2 == 0 else (size, 1)):
+            flush()
             t0 = time.perf_counter()
             tr = run(q, b)
             wall = time.perf_counter() - t0
@@ -87,12 +97,14 @@ def compare(questions: Sequence[Any], run: Callable[[Any, int], Any], size: int,
 def compare_methods(labels: Sequence[str], questions: Sequence[Any], size: int,
                     overrides_of: Callable[[str], tuple[str, dict[str, Any]]],
                     run_one: Callable[[str, dict[str, Any], Any], Any],
-                    judge: Callable[[str, Any], tuple[bool, float]]) -> dict[str, Any]:
+                    judge: Callable[[str, Any], tuple[bool, float]],
+                    llm: Any = None) -> dict[str, Any]:
     """:func:`compare` for each method label that has batched calls (the others are named
     and skipped); ``run_one(name, overrides, question)`` -> the folded trace."""
     import json
     from workbench.methods import all_methods
     out = {}
+    flush = (lambda: flush_prompt_cache(llm)) if llm is not None else (lambda: None)
     for label in labels:
         name, over = overrides_of(label)
         if not has_batching(all_methods()[name]):
@@ -100,7 +112,7 @@ def compare_methods(labels: Sequence[str], questions: Sequence[Any], size: int,
             continue
         out[label] = compare(
             questions, lambda q, b, name=name, over=over: run_one(name, {**over, "batch_size": b}, q),
-            size, judge, label)
+            size, judge, label, flush)
         print(f"{label}: " + json.dumps({k: v for k, v in out[label].items()
                                          if k != "per_question"}), flush=True)
     return out

@@ -1,4 +1,5 @@
-"""FRAG and CogGRAG on the demo KG questions: Hits@1, LLM calls, tokens, wall time, and
+"""FRAG and CogGRAG on the demo KG questions: Hits@1, EM, token F1, LLM calls, tokens, wall
+time, each method's paired difference to standard-rag when it runs too, and
 FRAG's per-stage answer coverage (is a gold answer entity still present after each stage?).
 
 Hits@1 is the FRAG paper's lenient rule (a normalised gold answer is a substring of the
@@ -24,11 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _paired import paired_differences  # noqa: E402
 from workbench.config import parse_sets  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
-from workbench.eval.metrics import token_f1  # noqa: E402
+from workbench.eval.metrics import exact_match, token_f1  # noqa: E402
 from workbench.methods.common import hit_at_1  # noqa: E402
 from workbench.runner import run_to_end  # noqa: E402
 from workbench.workspace import build_context  # noqa: E402
@@ -101,6 +103,7 @@ def main() -> None:
         figures["batch_compare"] = batch_compare(args, be, questions, labels, sets)
         print(json.dumps(figures))
         return
+    per_q: dict[str, dict[str, list[float]]] = {}
     for label in labels:
         name, over = overrides_of(label, sets, args.paper_coggrag)
         rows = []
@@ -117,6 +120,7 @@ def main() -> None:
             route = next((e["data"]["route"] for e in tr.log if e["type"] == "route_selected"),
                          None)
             row = {"id": q.id, "hops": q.hops, "hit": hit_at_1(text, q.gold_answers),
+                   "em": exact_match(text, q.gold_answers), "f1": token_f1(text, q.gold_answers),
                    "refused": bool(ans.get("refused")), "status": tr.status,
                    "llm_calls": tot["llm_calls"],
                    "tokens": tot["prompt_tokens"] + tot["completion_tokens"],
@@ -133,6 +137,8 @@ def main() -> None:
                   f"lost_at={row['lost_at'] or '-':13s} {row['answer']!r}", flush=True)
         n = len(rows) or 1
         fig = {"hits@1": round(sum(r["hit"] for r in rows) / n, 3),
+               "em": round(sum(r["em"] for r in rows) / n, 3),
+               "token_f1": round(sum(r["f1"] for r in rows) / n, 3),
                "llm_calls": round(sum(r["llm_calls"] for r in rows) / n, 2),
                "tokens": round(sum(r["tokens"] for r in rows) / n, 1),
                "wall_s": round(sum(r["wall_s"] for r in rows) / n, 2),
@@ -163,7 +169,10 @@ def main() -> None:
             fig["config"] = "paper defaults" if args.paper_coggrag else over.get("preset")
         fig["overrides"] = over
         figures[label] = fig
+        per_q[label] = {"accuracy": [float(r["hit"]) for r in rows],
+                        "token_f1": [r["f1"] for r in rows]}
         print(f"{label}: {json.dumps(fig)}", flush=True)
+    paired_differences(figures, per_q)
     print(json.dumps(figures))
 
 
@@ -186,7 +195,7 @@ def batch_compare(args, be, questions, labels, sets) -> dict:
     return compare_methods(labels, questions, args.batch_compare,
                            lambda label: overrides_of(label, sets, args.paper_coggrag), run_one,
                            lambda a, q: (hit_at_1(a, q.gold_answers),
-                                         token_f1(a, q.gold_answers)))
+                                         token_f1(a, q.gold_answers)), llm=be)
 
 
 if __name__ == "__main__":

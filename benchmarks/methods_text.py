@@ -25,10 +25,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from _paired import paired_differences  # noqa: E402
 from workbench.config import parse_sets  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
-from workbench.eval.metrics import token_f1  # noqa: E402
+from workbench.eval.metrics import exact_match, token_f1  # noqa: E402
 from workbench.methods.common import contains_gold  # noqa: E402
 from workbench.runner import run_to_end  # noqa: E402
 from workbench.workspace import build_context  # noqa: E402
@@ -87,11 +88,12 @@ def main() -> None:
         return
 
     figures: dict[str, dict[str, float]] = {}
+    per_q: dict[str, dict[str, list[float]]] = {}
     print(f"{'method':14s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
-          f"{'acc':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
+          f"{'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
     for label in args.methods.split(","):
         name, over = method_overrides(label, overrides)
-        calls, toks, walls, f1s, correct, refused, failed = [], [], [], [], 0, 0, 0
+        calls, toks, walls, f1s, ems, oks, refused, failed = [], [], [], [], [], [], 0, 0
         for q in qs:
             m, ctx = build_context(name, llm=be, dataset=args.dataset, overrides=over,
                                    question_id=q.id)
@@ -105,11 +107,13 @@ def main() -> None:
             ans = tr.answer or {}
             ok = bool(ans) and not ans.get("refused") and \
                 contains_gold(ans.get("text", ""), q.gold_answers)
-            correct += ok
+            oks.append(float(ok))
             # contains-gold credits an answer that names both options of a comparison;
             # token F1 does not, so both are reported
             f1s.append(0.0 if ans.get("refused") else token_f1(ans.get("text", ""),
                                                                 q.gold_answers))
+            ems.append(0.0 if ans.get("refused") else exact_match(ans.get("text", ""),
+                                                                  q.gold_answers))
             refused += bool(ans.get("refused"))
             failed += tr.status == "failed"
             if args.verbose:
@@ -120,12 +124,14 @@ def main() -> None:
         f = {"n": n, "mean_llm_calls": round(statistics.mean(calls), 2),
              "mean_tokens": round(statistics.mean(toks), 1),
              "mean_wall_s": round(statistics.mean(walls), 2),
-             "accuracy": round(correct / n, 3), "token_f1": round(statistics.mean(f1s), 3),
+             "accuracy": round(statistics.mean(oks), 3), "em": round(statistics.mean(ems), 3),
+             "token_f1": round(statistics.mean(f1s), 3),
              "refusal_rate": round(refused / n, 3),
              "failed": failed}
         figures[label] = f
+        per_q[label] = {"accuracy": oks, "token_f1": f1s}
         print(f"{label:14s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
-              f"{f['mean_wall_s']:7.2f} {f['accuracy']:5.2f} {f['token_f1']:5.2f} "
+              f"{f['mean_wall_s']:7.2f} {f['accuracy']:5.2f} {f['em']:5.2f} {f['token_f1']:5.2f} "
               f"{f['refusal_rate']:7.2f} "
               f"{failed:6d}", flush=True)
     base = figures.get(BASELINE)
@@ -133,6 +139,7 @@ def main() -> None:
         for f in figures.values():
             f["wall_ratio_vs_vanilla"] = round(f["mean_wall_s"] / max(base["mean_wall_s"], 1e-9), 2)
             f["token_ratio_vs_vanilla"] = round(f["mean_tokens"] / max(base["mean_tokens"], 1e-9), 2)
+    paired_differences(figures, per_q)
     print(json.dumps({**run_info, "load_avg_1m": os.getloadavg()[0], "methods": figures}))
 
 
@@ -153,7 +160,7 @@ def batch_compare(args, be, qs, overrides, store) -> dict:
     return compare_methods(args.methods.split(","), qs, args.batch_compare,
                            lambda label: method_overrides(label, overrides), run_one,
                            lambda a, q: (contains_gold(a, q.gold_answers),
-                                         token_f1(a, q.gold_answers)))
+                                         token_f1(a, q.gold_answers)), llm=be)
 
 
 if __name__ == "__main__":

@@ -52,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=int, metavar="N",
                    help="independent LLM calls of a run (CRP-RAG's nodes, CogGRAG's siblings, "
                         "...) go to the model together, N at most (the methods' batch_size; "
-                        "1 = one at a time; default 4)")
+                        "1 = one at a time, the default; batching pays off on a GPU, not on a "
+                        "few CPU cores)")
     p.add_argument("--items-together", type=int, default=1, metavar="K",
                    help="each worker runs K items at once on one model, their single LLM calls "
                         "decoded together as one llama.cpp batch (default 1; local executor)")

@@ -31,13 +31,21 @@ from ..config import knob
 from ..llm import batching
 from ..llm.base import GenRequest, ScoreRequest
 
-DEFAULT_BATCH = 4
+# Off by default, from measurements on 2 CPU cores with the 1.5B default model
+# (benchmarks/methods_*.py --batch-compare 4): CRP-RAG 80.6 s a question one call at a time
+# against 88.9 s batched, PAR-RAG 1.00x, CogGRAG (small-model) 1.12x. These calls are bound
+# by prompt processing, which batching does not shorten, and a batched sequence's numbers
+# differ in the last bits, which moves perplexity decisions near a calibrated threshold.
+# Decoding-bound calls gain (2.2x at 4 sequences), and a GPU gains more: raise it there.
+DEFAULT_BATCH = 1
 
 
 def batch_knob() -> Any:
     """The ``batch_size`` knob every method with independent calls has."""
     return knob(DEFAULT_BATCH, "Independent LLM calls run together as one llama.cpp batch of "
-                "at most this many sequences (1 = one after another, the unbatched method). "
+                "at most this many sequences (1 = one after another, the unbatched method; "
+                "the default, because on 2 CPU cores the methods' calls are bound by prompt "
+                "processing and batching did not speed them up; try 4 on a GPU). "
                 "The trace is the same either way; with llama.cpp the numbers of a batched "
                 "sequence can differ in the last bits, so a near-tie can flip. Each call "
                 "records its batch.", min=1, max=8, group="batching")
