@@ -302,8 +302,9 @@ def test_cli_killed_midway_resumes_without_duplicates(tmp_path, isolated_home):
     n = 60
     _import_toy(isolated_home, n)
     table = tmp_path / "table.json"
+    # slow enough that a loaded machine still catches it mid-run (60 items, 12 s)
     table.write_text(json.dumps({"rules": [{"match": "item1?", "text": "place1"}],
-                                 "default": "nowhere", "delay_ms": 60}))
+                                 "default": "nowhere", "delay_ms": 200}))
     args = ["--dataset", "toyq", "--methods", "vanilla", "--scripted", str(table), "--judge", "off"]
     p = _cli(args, isolated_home)
     st = Store()
@@ -346,7 +347,8 @@ def test_cli_sigint_marks_interrupted(tmp_path, isolated_home):
         pytest.skip("the vanilla baseline has not landed")
     _import_toy(isolated_home, 50)
     table = tmp_path / "table.json"
-    table.write_text(json.dumps({"rules": [], "default": "x", "delay_ms": 60}))
+    # slow enough that a loaded machine still catches it mid-run (50 items, 12.5 s)
+    table.write_text(json.dumps({"rules": [], "default": "x", "delay_ms": 250}))
     p = _cli(["--dataset", "toyq", "--methods", "vanilla", "--scripted", str(table),
               "--judge", "off"], isolated_home)
     st = Store()
