@@ -281,6 +281,9 @@ def _import_toy(home: Path, n: int) -> None:
 def _cli(args, home, **kw):
     env = {**os.environ, "WORKBENCH_HOME": str(home), "HF_HUB_OFFLINE": "1",
            "PYTHONPATH": str(ROOT)}
+    # SIGINT back to its default: a shell without job control (CI scripts, `cmd &`) starts its
+    # children with SIGINT ignored, and Python then never raises KeyboardInterrupt
+    kw.setdefault("preexec_fn", lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     return subprocess.Popen([sys.executable, "-m", "workbench", "eval", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
