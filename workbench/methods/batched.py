@@ -36,7 +36,7 @@ from ..llm.base import GenRequest, ScoreRequest
 # against 88.9 s batched, PAR-RAG 1.00x, CogGRAG (small-model) 1.12x. These calls are bound
 # by prompt processing, which batching does not shorten, and a batched sequence's numbers
 # differ in the last bits, which moves perplexity decisions near a calibrated threshold.
-# Decoding-bound calls gain (2.2x at 4 sequences), and a GPU gains more: raise it there.
+# Decoding-bound calls gain (2.2x at 4 sequences); a GPU should gain more (not measured yet).
 DEFAULT_BATCH = 1
 
 
