@@ -8,6 +8,7 @@ LLM calls its model decodes together (:class:`~workbench.llm.items_together.Item
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -56,7 +57,7 @@ def run_threads(runner: "EvalRunner", items: Iterator[Item], on_result: OnResult
     stop = threading.Event()
     owned: list[Any] = []          # the workers' own models, closed at the end
     models: list[Any] = []         # per worker: the backend its threads use (None: the runner's)
-    threads: list[int] = []
+    thread_no = itertools.count()
 
     def work(it: Item) -> ItemResult:
         if stop.is_set():
@@ -64,8 +65,7 @@ def run_threads(runner: "EvalRunner", items: Iterator[Item], on_result: OnResult
         ex = getattr(local, "ex", None)
         if ex is None:
             with lock:
-                w = len(threads) // k           # threads 0..k-1 are worker 0's, and so on
-                threads.append(w)
+                w = next(thread_no) // k        # threads 0..k-1 are worker 0's, and so on
                 if w == len(models):
                     be = _worker_backend(runner) if own else None
                     if be is not None:

@@ -16,10 +16,11 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from . import batching
 from .base import GenParams, GenRequest, ScoreRequest
+from .locked import LockedBackend
 
 DEFAULT_GATHER_S = 0.02
 
@@ -37,43 +38,25 @@ class _Waiting:
         return self.result
 
 
-class ItemsTogether:
-    """A backend shared by item threads whose single calls run as batches of ``size``."""
+class ItemsTogether(LockedBackend):
+    """A backend shared by item threads whose single calls run as batches of ``size``; its
+    lock lets one batch or one pass-through call (``generate_many``, a streamed call, ...)
+    on the model at a time."""
 
     def __init__(self, inner: Any, size: int, gather_s: float = DEFAULT_GATHER_S):
-        self.inner, self.size, self.gather_s = inner, max(1, int(size)), gather_s
+        super().__init__(inner)
+        self.size, self.gather_s = max(1, int(size)), gather_s
         self._cv = threading.Condition()
         self._queue: list[_Waiting] = []
         self._leading = False
-        self._model = threading.Lock()      # one batch or one pass-through call at a time
-
-    @property
-    def info(self) -> Any:
-        return self.inner.info
 
     def generate(self, messages: Any, params: GenParams | None = None, on_token: Any = None) -> Any:
         if on_token is not None:            # a streamed call is watched live: run it alone
-            with self._model:
-                return self.inner.generate(messages, params, on_token=on_token)
+            return super().generate(messages, params, on_token)
         return self._call(GenRequest(messages, params or GenParams()))
 
     def score(self, context: Any, continuation: str) -> Any:
         return self._call(ScoreRequest(context, continuation))
-
-    def generate_many(self, requests: Sequence[GenRequest], **kw: Any) -> list[Any]:
-        with self._model:
-            return batching.generate_many(self.inner, requests, **kw)
-
-    def score_many(self, requests: Sequence[ScoreRequest], **kw: Any) -> list[Any]:
-        with self._model:
-            return batching.score_many(self.inner, requests, **kw)
-
-    def count_tokens(self, text: str) -> int:
-        with self._model:
-            return self.inner.count_tokens(text)
-
-    def __getattr__(self, name: str) -> Any:       # backend-specific extras
-        return getattr(self.inner, name)
 
     # -- the gathering --
     def _call(self, request: GenRequest | ScoreRequest) -> Any:
@@ -122,7 +105,7 @@ class ItemsTogether:
     def _run(self, batch: list[_Waiting]) -> None:
         gens = [w for w in batch if isinstance(w.request, GenRequest)]
         scores = [w for w in batch if isinstance(w.request, ScoreRequest)]
-        with self._model:
+        with self._lock:
             for group, many, one in ((gens, batching.generate_many, self._one_generate),
                                      (scores, batching.score_many, self._one_score)):
                 if len(group) > 1:

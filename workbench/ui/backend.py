@@ -16,8 +16,8 @@ import os
 import threading
 from typing import Any, Sequence
 
-from ..llm import batching
 from ..llm.base import GenParams, LLMError, ModelInfo
+from ..llm.locked import LockedBackend as Locked
 from ..llm.scripted import ScriptedBackend
 
 _LLM_LOCK = threading.RLock()
@@ -36,40 +36,11 @@ def clear_override() -> None:
     set_override(None)
 
 
-class LockedBackend:
-    """Serialises calls to a backend across threads; otherwise transparent."""
+class LockedBackend(Locked):
+    """The UI's lock: every session's calls, and unloading, take the one process-wide lock."""
 
     def __init__(self, inner: Any):
-        self.inner = inner
-
-    @property
-    def info(self) -> ModelInfo:
-        return self.inner.info
-
-    def generate(self, messages: Any, params: GenParams | None = None, on_token: Any = None) -> Any:
-        with _LLM_LOCK:
-            if on_token is None:
-                return self.inner.generate(messages, params)
-            return self.inner.generate(messages, params, on_token=on_token)
-
-    def score(self, context: Any, continuation: str) -> Any:
-        with _LLM_LOCK:
-            return self.inner.score(context, continuation)
-
-    def generate_many(self, requests: Sequence[Any], **kw: Any) -> list[Any]:
-        with _LLM_LOCK:
-            return batching.generate_many(self.inner, requests, **kw)
-
-    def score_many(self, requests: Sequence[Any], **kw: Any) -> list[Any]:
-        with _LLM_LOCK:
-            return batching.score_many(self.inner, requests, **kw)
-
-    def count_tokens(self, text: str) -> int:
-        with _LLM_LOCK:
-            return self.inner.count_tokens(text)
-
-    def __getattr__(self, name: str) -> Any:       # backend-specific extras
-        return getattr(self.inner, name)
+        super().__init__(inner, _LLM_LOCK)
 
 
 def _instance(schema: dict[str, Any], depth: int = 0) -> Any:
