@@ -4,7 +4,8 @@ question so neither side always meets a warm cache first.
 
 Per method: wall time per question both ways and the speed-up, how many answers differ
 (llama.cpp's numbers in a batch differ in the last bits, so a near-tie can flip), accuracy
-and token F1 both ways, the share of LLM calls that shared a batch, and the longest wait for a run's first node.
+and token F1 both ways, the share of LLM calls that shared a batch, and the longest wait
+for a run's first node.
 """
 from __future__ import annotations
 
@@ -12,11 +13,7 @@ import statistics
 import time
 from typing import Any, Callable, Sequence
 
-from workbench import config as cfgmod
-
-
-def has_batching(method_cls: type) -> bool:
-    return any(k.name == "batch_size" for k in cfgmod.knobs(method_cls.Config))
+from workbench.methods.batched import has_batching
 
 
 def run_timed(method: Any, ctx: Any, question: str, **kw: Any) -> Any:

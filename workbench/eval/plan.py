@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import config as cfgmod
+from ..methods.batched import has_batching
 from . import knobs as K
 from . import metrics as M
 
@@ -104,8 +105,7 @@ def batch_sets(n: int, methods: list[str], classes: dict[str, type]) -> dict[str
     independent LLM calls to run together; the others have none to batch."""
     if n < 1:
         raise cfgmod.ConfigError(f"--batch {n}: give 1 (one call at a time) or more")
-    return {f"{m}.batch_size": n for m in methods if m in classes
-            and any(k.name == "batch_size" for k in cfgmod.knobs(classes[m].Config))}
+    return {f"{m}.batch_size": n for m in methods if m in classes and has_batching(classes[m])}
 
 
 @dataclass

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from .. import trace as T
-from ..config import knob
+from ..config import knob, knobs
 from ..llm import batching
 from ..llm.base import GenRequest, ScoreRequest
 
@@ -49,6 +49,11 @@ def batch_knob() -> Any:
                 "The trace is the same either way; with llama.cpp the numbers of a batched "
                 "sequence can differ in the last bits, so a near-tie can flip. Each call "
                 "records its batch.", min=1, max=8, group="batching")
+
+
+def has_batching(method_cls: type) -> bool:
+    """Whether a method has independent calls to run together (its config has the knob)."""
+    return any(k.name == "batch_size" for k in knobs(method_cls.Config))
 
 
 @dataclass
