@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ..config import parse_sets
+from ..llm.replay import reuse_note
 from ..store import Store
 from ._common import add_model_args
 
@@ -69,6 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --executor ray: CPUs each worker asks for (llama.cpp threads)")
     p.add_argument("--worker-gpus", type=float, default=0,
                    help="with --executor ray: GPUs each worker asks for (use with --n-gpu-layers -1)")
+    p.add_argument("--reuse-calls", metavar="EVAL_ID",
+                   help="answer each LLM call whose prompt and parameters match a stored call "
+                        "of that eval's runs (same model) with the stored output: a change to a "
+                        "late stage re-runs only the calls it changes. Wall times then do not "
+                        "measure the model")
     p.add_argument("--resume", nargs="?", const="latest", metavar="EVAL_ID",
                    help="continue an interrupted eval (the latest unfinished one without an id)")
     p.add_argument("--retry-failed", action="store_true",
@@ -115,7 +121,7 @@ def _spec(args: argparse.Namespace):
                     limit=args.limit, offset=args.offset,
                     seeds=args.seed or [s.seed], sets=parse_sets(args.set),
                     grid=_parse_grid(args.grid), label=args.label, split=args.split,
-                    allow_leakage=args.allow_leakage)
+                    allow_leakage=args.allow_leakage, reuse_calls=args.reuse_calls)
     if args.preset and args.preset in presets.PRESETS:
         sweep = presets.to_sweep(args.preset, all_methods(), spec.methods or None)
         spec = apply_sweep(spec, sweep)
@@ -248,6 +254,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(f"{eval_id} [{row['status']}] dataset={row['dataset']} "
                   f"{row['n_done']}/{row['n_planned']} items, judge={row['judge']}, "
                   f"model={row['model_name']}")
+            note = reuse_note(st, eval_id, row["spec"])
+            if note:
+                print(note)
             _print_summary(st, eval_id)
             return 0
         out = args.out or f"{eval_id}.{args.format}"
@@ -291,5 +300,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     bar.close()
     print(f"eval {res.eval_id} {res.status}: {res.n_done}/{res.n_planned} items "
           f"({res.n_new} new) in {res.seconds:.1f} s", file=sys.stderr)
+    note = reuse_note(st, res.eval_id, runner.spec.to_dict())
+    if note:
+        print(note, file=sys.stderr)
     _print_summary(st, res.eval_id)
     return 0

@@ -59,6 +59,7 @@ class WorkerSetup:
     judge: str = "same"
     scoring: dict[str, Any] = field(default_factory=dict)
     factories: dict[str, str] = field(default_factory=dict)   # "context"/"dataset"/"methods" -> "module:func"
+    replay: dict[str, Any] | None = None   # {"source", "calls", "model_sha256"}: llm/replay.py
 
 
 def _import(path: str) -> Any:
@@ -162,6 +163,11 @@ class ItemExecutor:
         self.setup = setup
         self.backend = backend if backend is not None else make_backend(setup.backend)
         self.judge = make_judge(setup.judge, self.backend) if judge == "setup" else judge
+        if setup.replay:      # after the judge: its verdicts are not the methods' calls
+            from ..llm.replay import CallReplay
+            self.backend = CallReplay(self.backend, setup.replay["calls"],
+                                      setup.replay.get("model_sha256"),
+                                      source=setup.replay.get("source", ""))
         if dataset is None:
             dataset = _import(setup.factories["dataset"])() if "dataset" in setup.factories \
                 else _load_dataset(setup.dataset)

@@ -43,6 +43,7 @@ class EvalSpec:
     tau_f1: float = M.DEFAULT_TAU_F1
     preset: str | None = None
     label: str = ""
+    reuse_calls: str | None = None      # an eval whose stored calls answer matching calls
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -143,6 +143,11 @@ class EvalRunner:
         self.judge_backend = judge_backend
         self.variants = plan_variants(spec, method_classes)
         self.questions = self._questions()
+        self._replay: dict[str, Any] | None = None
+        if spec.reuse_calls:
+            from ..llm.replay import load_calls
+            calls, sha = load_calls(store, spec.reuse_calls)
+            self._replay = {"source": spec.reuse_calls, "calls": calls, "model_sha256": sha}
         from . import leakage
         leakage.guard(spec, self.questions, self.variants, method_classes)
 
@@ -254,7 +259,7 @@ class EvalRunner:
             judge=self.spec.judge,
             scoring={"primary": self.spec.primary, "tau_f1": self.spec.tau_f1,
                      "crag_mode": self.spec.crag_mode, "crag_profile": self.spec.crag_profile},
-            factories=self.factories)
+            factories=self.factories, replay=self._replay)
 
     def _mode(self) -> str:
         return "ray" if self.executor == "ray" else \

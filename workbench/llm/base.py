@@ -92,6 +92,7 @@ class Completion:
     prompt_eval_ms: float | None = None
     cached_prompt_tokens: int = 0
     batch: dict[str, Any] | None = None   # set by generate_many: see llm/batching.py
+    replayed_from: str | None = None      # a stored call's id: see llm/replay.py
 
     @property
     def logprobs(self) -> list[float]:
@@ -120,6 +121,7 @@ class Completion:
             "cached_prompt_tokens": self.cached_prompt_tokens,
             "scores": self.scores().to_dict(),
             **({"batch": self.batch} if self.batch is not None else {}),
+            **({"replayed_from": self.replayed_from} if self.replayed_from else {}),
         }
 
 

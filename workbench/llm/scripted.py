@@ -68,6 +68,9 @@ class ScriptedBackend:
         return messages if isinstance(messages, str) else "\n".join(
             f"<{m['role']}>{m['content']}" for m in messages)
 
+    def render(self, messages: Sequence[Message] | str, chat: bool = True) -> tuple[str, list[str]]:
+        return self._render(messages), []
+
     def generate(self, messages: Sequence[Message] | str, params: GenParams | None = None,
                  on_token: Callable[[Token], None] | None = None) -> Completion:
         params = params or GenParams()

@@ -1,0 +1,133 @@
+"""eval --reuse-calls: calls whose prompt and parameters match a stored call of an earlier
+eval come back from the store; a changed knob re-runs only the calls it changes."""
+import dataclasses
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from workbench import trace as T
+from workbench.config import knob
+from workbench.methods.base import Method
+
+from workbench.eval.runner import EvalRunner, EvalSpec, get_eval
+from workbench.llm.base import GenParams, LLMError
+from workbench.llm.replay import CallReplay, load_calls, reuse_counts, reuse_note
+from workbench.llm.scripted import ScriptedBackend
+from workbench.store import Store
+
+from tests.test_eval_helpers import N_QUESTIONS, ToyDataset, answer_rules, toy_methods
+
+ANSWERS = ("SELECT i.question_id, i.method, i.correct, r.answer FROM eval_items i JOIN runs r "
+           "USING (run_id) WHERE i.eval_id = ? ORDER BY 1, 2")
+
+
+@dataclass
+class AskConfig:
+    prefix: str = knob("Q:", "what the prompt starts with")
+
+
+class Ask(Method):
+    """One call whose prompt holds a knob's value."""
+    name = "toy-ask"
+    kind = "none"
+    Config = AskConfig
+
+    def run(self, ctx, question):
+        out = yield from ctx.generate("answer", f"{ctx.config.prefix} {question}", node_id="q")
+        yield T.answer(out.text.strip(), node_id="q")
+
+
+def _eval(st, be, **spec_kw):
+    spec = EvalSpec(dataset="toy", methods=["toy-rag", "toy-ask"], judge="off", **spec_kw)
+    r = EvalRunner.new(st, spec, backend=be, dataset=ToyDataset(),
+                       method_classes=toy_methods() | {"toy-ask": Ask})
+    assert r.run().status == "finished"
+    return r.eval_id
+
+
+def _backend():
+    return ScriptedBackend.from_table(answer_rules(), default="grey")
+
+
+def test_an_unchanged_eval_is_answered_from_the_store_without_a_model_call(tmp_path):
+    st = Store(tmp_path / "s.duckdb")
+    first = _eval(st, _backend())
+    be = _backend()
+    again = _eval(st, be, reuse_calls=first)
+    assert be.calls == []
+    assert st.query(ANSWERS, [first]) == st.query(ANSWERS, [again])
+    n = 2 * N_QUESTIONS
+    assert reuse_counts(st, again) == (n, n) and reuse_counts(st, first) == (0, n)
+    spec = get_eval(st, again)["spec"]
+    assert f"{n} of {n} LLM calls answered from eval {first}" in reuse_note(st, again, spec)
+    # the stored record names the call it was answered from, tokens included
+    calls = [e.data for row in st.query("SELECT run_id FROM runs WHERE eval_id = ?", [again])
+             for e in st.events(row["run_id"]) if e.type == "llm_call"]
+    originals = {c["call_id"] for c in load_calls(st, first)[0]}
+    assert all(c["replayed_from"] in originals for c in calls)
+
+
+def test_a_changed_knob_reruns_only_the_calls_whose_prompt_it_changes(tmp_path):
+    st = Store(tmp_path / "s.duckdb")
+    first = _eval(st, _backend())
+    be = _backend()
+    changed = _eval(st, be, reuse_calls=first, sets={"toy-ask.prefix": "Question:"})
+    # toy-ask's prompt holds the knob: every one of its calls is new; toy-rag's are not
+    assert len(be.calls) == N_QUESTIONS
+    assert all(c["prompt"].startswith("Question: ") for c in be.calls)
+    assert reuse_counts(st, changed) == (N_QUESTIONS, 2 * N_QUESTIONS)
+
+
+def test_parameters_are_part_of_the_match():
+    inner = _backend()
+    stored = inner.generate("q000", GenParams(max_tokens=8))
+    rec = dataclasses.asdict(stored) | {"output": stored.text, "call_id": "c1",
+                                        "tokens": [[t.id, t.piece, t.logprob, t.entropy]
+                                                   for t in stored.tokens]}
+    rp = CallReplay(inner, [rec])
+    hit = rp.generate("q000", GenParams(max_tokens=8))
+    assert hit.replayed_from == "c1" and hit.text == stored.text
+    assert hit.logprobs == stored.logprobs
+    miss = rp.generate("q000", GenParams(max_tokens=9))
+    assert miss.replayed_from is None and (rp.hits, rp.misses) == (1, 1)
+
+
+def test_calls_of_another_model_are_refused_at_the_first_call():
+    inner = _backend()
+    inner.info.sha256 = "b" * 64
+    rp = CallReplay(inner, [], model_sha256="a" * 64, source="ev_x")
+    with pytest.raises(LLMError, match="another model"):
+        rp.generate("q000")
+
+
+def test_an_unknown_eval_to_reuse_is_a_clear_error(tmp_path):
+    st = Store(tmp_path / "s.duckdb")
+    with pytest.raises(LookupError, match="eval list"):
+        load_calls(st, "ev_nope")
+
+
+def test_a_real_model_eval_reused_gives_the_same_tokens_and_scores(tmp_path):
+    """On SmolLM2 through its worker process: the chat template renders the prompt the
+    stored call saw, so an unchanged eval reuses every call, with the same answers and the
+    same per-token log-probabilities (hence perplexities)."""
+    from tests.conftest import FAST_MODEL
+    st = Store(tmp_path / "s.duckdb")
+    spec = dict(dataset="demo", methods=["standard-rag"], judge="off", limit=2,
+                sets={"answer_max_tokens": 8, "retriever": "bm25"})
+    backend = {"kind": "settings", "overrides": {"model": FAST_MODEL, "n_ctx": 2048}}
+
+    def run(**kw):
+        r = EvalRunner.new(st, EvalSpec(**spec, **kw), backend_spec=backend)
+        assert r.run().n_done == 2
+        return r.eval_id
+    first = run()
+    again = run(reuse_calls=first)
+    assert reuse_counts(st, again) == (2, 2)
+    q = ("SELECT r.question_id, r.answer, e.data FROM runs r JOIN events e USING (run_id) "
+         "WHERE r.eval_id = ? AND e.type = 'llm_call' ORDER BY 1")
+    a, b = st.query(q, [first]), st.query(q, [again])
+    assert [(x["question_id"], x["answer"]) for x in a] == \
+        [(x["question_id"], x["answer"]) for x in b]
+    tokens = [json.loads(x["data"])["tokens"] for x in a]
+    assert tokens and tokens == [json.loads(x["data"])["tokens"] for x in b]

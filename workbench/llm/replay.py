@@ -1,0 +1,171 @@
+"""Answer a call from an earlier run's stored call when the model would see the same prompt
+with the same parameters (spec crp-rag.md §7.1: cache every call by model, prompt and
+parameters, so re-runs and what-ifs of a late stage cost nothing).
+
+``eval --reuse-calls EVAL_ID`` wraps each worker's backend in :class:`CallReplay`. A change
+to one stage of a method (a prompt, a knob read late) then re-runs only the calls whose
+prompt changed, and every call downstream of a changed output; the rest come back from the
+store token for token, log-probabilities included, so perplexities and confidences are those
+of the model. Replayed calls carry ``replayed_from`` (the stored call's id), and an eval that
+reuses calls says so: its wall times do not measure the model.
+
+Sampled calls replay too: their seed is part of the parameters, and llama.cpp samples the
+same tokens from the same prompt and seed.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Iterable, Sequence
+
+from . import batching
+from .base import Completion, GenParams, GenRequest, LLMError, ModelInfo, Token
+
+
+def _key(prompt: str, params: dict[str, Any]) -> str:
+    return json.dumps([prompt, params], sort_keys=True, default=str)
+
+
+def load_calls(store: Any, eval_id: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The stored ``llm_call`` records of an eval's runs, and the model they were made with.
+    Refuses an eval whose runs used more than one model."""
+    rows = store.query(
+        "SELECT r.model_sha256 AS sha, e.data AS data FROM events e JOIN runs r USING (run_id) "
+        "WHERE r.eval_id = ? AND e.type = 'llm_call' ORDER BY r.run_id, e.seq", [eval_id])
+    if not rows and not store.query("SELECT 1 FROM eval_batches WHERE eval_id = ?", [eval_id]):
+        raise LookupError(f"no eval {eval_id!r} to reuse calls from; `python -m workbench eval "
+                          f"list` shows the stored evals")
+    shas = {r["sha"] for r in rows if r["sha"]}
+    if len(shas) > 1:
+        raise ValueError(f"eval {eval_id} ran more than one model; its calls cannot be reused "
+                         f"as one model's")
+    calls = []
+    for r in rows:
+        d = r["data"] if isinstance(r["data"], dict) else json.loads(r["data"])
+        if d.get("prompt") is None or d.get("output") is None or d.get("replayed_from"):
+            continue
+        calls.append({k: d.get(k) for k in ("prompt", "params", "output", "tokens",
+                                            "prompt_tokens", "completion_tokens",
+                                            "finish_reason", "model", "call_id",
+                                            "logprobs_available")})
+    return calls, (shas.pop() if shas else None)
+
+
+class CallReplay:
+    """``inner`` with calls answered from ``calls`` (``llm_call`` records) where the
+    rendered prompt and the parameters match; other calls, and every scoring, go to
+    ``inner``. ``model_sha256``: the model the calls were made with; a different model
+    refuses at its first call."""
+
+    def __init__(self, inner: Any, calls: Iterable[dict[str, Any]],
+                 model_sha256: str | None = None, source: str = ""):
+        self.inner = inner
+        self.source = source
+        self.model_sha256 = model_sha256
+        self._index: dict[str, dict[str, Any]] = {}
+        for c in calls:
+            self._index.setdefault(_key(c["prompt"], c["params"] or {}), c)
+        self.hits = 0
+        self.misses = 0
+        self._checked = model_sha256 is None
+        self._count_lock = threading.Lock()
+
+    @property
+    def info(self) -> ModelInfo:
+        return self.inner.info
+
+    def _check_model(self) -> None:
+        if self._checked:
+            return
+        sha = getattr(self.inner.info, "sha256", None)
+        if sha and sha != self.model_sha256:
+            raise LLMError(
+                f"the calls of eval {self.source or '?'} were made with another model "
+                f"(sha256 {self.model_sha256[:12]}…, this one {sha[:12]}…); reuse calls only "
+                f"from an eval of the same model, or run without --reuse-calls")
+        self._checked = True
+
+    def _lookup(self, messages: Any, params: GenParams) -> dict[str, Any] | None:
+        self._check_model()
+        render = getattr(self.inner, "render", None)
+        if render is None:
+            return None
+        prompt, _ = render(messages, params.chat)
+        rec = self._index.get(_key(prompt, params.to_dict()))
+        with self._count_lock:
+            if rec is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return rec
+
+    @staticmethod
+    def _completion(rec: dict[str, Any], on_token: Any = None) -> Completion:
+        tokens = [Token(int(t[0]), t[1], t[2], t[3] if len(t) > 3 else None)
+                  for t in rec.get("tokens") or []]
+        if on_token is not None:
+            for t in tokens:
+                on_token(t)
+        return Completion(
+            text=rec["output"], tokens=tokens, prompt=rec["prompt"],
+            prompt_tokens=int(rec.get("prompt_tokens") or 0),
+            completion_tokens=int(rec.get("completion_tokens") or len(tokens)),
+            latency_ms=0.0, finish_reason=rec.get("finish_reason") or "stop",
+            model=rec.get("model") or "", params=dict(rec.get("params") or {}),
+            logprobs_available=bool(rec.get("logprobs_available", True)),
+            replayed_from=rec.get("call_id") or "?")
+
+    def generate(self, messages: Any, params: GenParams | None = None,
+                 on_token: Any = None) -> Completion:
+        params = params or GenParams()
+        rec = self._lookup(messages, params)
+        if rec is not None:
+            return self._completion(rec, on_token)
+        if on_token is None:
+            return self.inner.generate(messages, params)
+        return self.inner.generate(messages, params, on_token=on_token)
+
+    def generate_many(self, requests: Sequence[GenRequest], **kw: Any) -> list[Completion]:
+        out: list[Completion | None] = []
+        todo: list[tuple[int, GenRequest]] = []
+        for i, r in enumerate(requests):
+            rec = self._lookup(r.messages, r.params)
+            out.append(self._completion(rec) if rec is not None else None)
+            if rec is None:
+                todo.append((i, r))
+        if todo:
+            done = batching.generate_many(self.inner, [r for _, r in todo], **kw)
+            for (i, _), c in zip(todo, done):
+                out[i] = c
+        return out  # type: ignore[return-value]
+
+    def score(self, context: Any, continuation: str) -> Any:
+        return self.inner.score(context, continuation)
+
+    def score_many(self, requests: Sequence[Any], **kw: Any) -> list[Any]:
+        return batching.score_many(self.inner, requests, **kw)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def __getattr__(self, name: str) -> Any:       # backend-specific extras
+        return getattr(self.inner, name)
+
+
+def reuse_counts(store: Any, eval_id: str) -> tuple[int, int]:
+    """(calls answered from the store, all calls) over an eval's runs."""
+    r = store.query(
+        "SELECT count(*) FILTER (WHERE json_extract_string(e.data, '$.replayed_from') IS NOT NULL)"
+        " AS reused, count(*) AS n FROM events e JOIN runs r USING (run_id) "
+        "WHERE r.eval_id = ? AND e.type = 'llm_call'", [eval_id])[0]
+    return int(r["reused"] or 0), int(r["n"] or 0)
+
+
+def reuse_note(store: Any, eval_id: str, spec: dict[str, Any]) -> str:
+    """One line for an eval that reused calls ('' for one that did not)."""
+    src = (spec or {}).get("reuse_calls")
+    if not src:
+        return ""
+    reused, n = reuse_counts(store, eval_id)
+    return (f"{reused} of {n} LLM calls answered from eval {src}'s stored calls: wall times "
+            f"do not measure the model")
