@@ -11,6 +11,12 @@ CRP-RAG's tau_ppl) comes from demo:train, so report figures on ``--split test``.
 Prints one row per method and, as its last line, one JSON object of the figures.
 ``--batch-compare N`` instead runs each question of the methods with batched calls at
 batch_size 1 and N (see _batch_compare.py) and reports both.
+
+``--eval EVAL_ID`` reports the same figures from a stored eval instead of running (for
+example one run with ``eval --reuse-calls``, which re-runs only what a change touched).
+Accuracy is then the eval's contains metric, and wall time is the mean over the runs that
+made every call themselves (``n_wall``): a run answered from stored calls did not time
+the model.
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -56,7 +63,12 @@ def main() -> None:
     ap.add_argument("--batch-compare", type=int, nargs="?", const=4, metavar="N",
                     help="each question with batch_size 1 and N (default 4): wall time, "
                          "answers that differ, accuracy and token F1 both ways")
+    ap.add_argument("--eval", metavar="EVAL_ID",
+                    help="report a stored eval's runs instead of running the methods")
     args = ap.parse_args()
+    if args.eval:
+        report_eval(args.eval)
+        return
 
     overrides: dict[str, dict[str, str]] = {}
     for k, v in parse_sets(args.set).items():
@@ -87,13 +99,10 @@ def main() -> None:
         print(json.dumps({**run_info, "load_avg_1m": os.getloadavg()[0], "batch_compare": out}))
         return
 
-    figures: dict[str, dict[str, float]] = {}
-    per_q: dict[str, dict[str, list[float]]] = {}
-    print(f"{'method':14s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
-          f"{'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
+    table = Table()
     for label in args.methods.split(","):
         name, over = method_overrides(label, overrides)
-        calls, toks, walls, f1s, ems, oks, refused, failed = [], [], [], [], [], [], 0, 0
+        rows = []
         for q in qs:
             m, ctx = build_context(name, llm=be, dataset=args.dataset, overrides=over,
                                    question_id=q.id)
@@ -101,46 +110,112 @@ def main() -> None:
             tr = run_to_end(m, ctx, q.question, store=store, question_id=q.id)
             wall = time.perf_counter() - t0
             tot = tr.summary.get("totals", {})
-            calls.append(tot.get("llm_calls", 0))
-            toks.append(tot.get("prompt_tokens", 0) + tot.get("completion_tokens", 0))
-            walls.append(wall)
             ans = tr.answer or {}
-            ok = bool(ans) and not ans.get("refused") and \
-                contains_gold(ans.get("text", ""), q.gold_answers)
-            oks.append(float(ok))
+            refused = bool(ans.get("refused"))
+            text = "" if refused else ans.get("text", "")
             # contains-gold credits an answer that names both options of a comparison;
             # token F1 does not, so both are reported
-            f1s.append(0.0 if ans.get("refused") else token_f1(ans.get("text", ""),
-                                                                q.gold_answers))
-            ems.append(0.0 if ans.get("refused") else exact_match(ans.get("text", ""),
-                                                                  q.gold_answers))
-            refused += bool(ans.get("refused"))
-            failed += tr.status == "failed"
+            rows.append(Row(q.id, tot.get("llm_calls", 0),
+                            tot.get("prompt_tokens", 0) + tot.get("completion_tokens", 0),
+                            wall, float(bool(ans) and not refused
+                                        and contains_gold(text, q.gold_answers)),
+                            exact_match(text, q.gold_answers) if text else 0.0,
+                            token_f1(text, q.gold_answers) if text else 0.0,
+                            refused, tr.status == "failed"))
             if args.verbose:
                 print(f"  {label} {q.id}: {ans.get('text')!r} gold={q.answers!r} "
-                      f"{'OK' if ok else '--'} calls={calls[-1]} {wall:.1f}s [{tr.status}]",
-                      flush=True)
-        n = len(qs)
-        f = {"n": n, "mean_llm_calls": round(statistics.mean(calls), 2),
-             "mean_tokens": round(statistics.mean(toks), 1),
-             "mean_wall_s": round(statistics.mean(walls), 2),
-             "accuracy": round(statistics.mean(oks), 3), "em": round(statistics.mean(ems), 3),
-             "token_f1": round(statistics.mean(f1s), 3),
-             "refusal_rate": round(refused / n, 3),
-             "failed": failed}
-        figures[label] = f
-        per_q[label] = {"accuracy": oks, "token_f1": f1s}
+                      f"{'OK' if rows[-1].ok else '--'} calls={rows[-1].calls} {wall:.1f}s "
+                      f"[{tr.status}]", flush=True)
+        table.add(label, rows)
+    print(json.dumps({**run_info, "load_avg_1m": os.getloadavg()[0],
+                      "methods": table.finish()}))
+
+
+@dataclass
+class Row:
+    """One method's run on one question."""
+    qid: str
+    calls: int
+    tokens: int
+    wall: float | None          # None: the run did not time the model (reused calls)
+    ok: float                   # contains-gold
+    em: float
+    f1: float
+    refused: bool
+    failed: bool
+
+
+class Table:
+    """One printed row per method, then the vanilla ratios and the paired differences."""
+
+    def __init__(self) -> None:
+        self.figures: dict[str, dict[str, float]] = {}
+        self.per_q: dict[str, dict[str, list[float]]] = {}
+        print(f"{'method':14s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
+              f"{'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
+
+    def add(self, label: str, rows: list[Row]) -> None:
+        n = len(rows)
+        walls = [r.wall for r in rows if r.wall is not None]
+        f = {"n": n, "mean_llm_calls": round(statistics.mean(r.calls for r in rows), 2),
+             "mean_tokens": round(statistics.mean(r.tokens for r in rows), 1),
+             "mean_wall_s": round(statistics.mean(walls), 2) if walls else None,
+             "n_wall": len(walls),
+             "accuracy": round(statistics.mean(r.ok for r in rows), 3),
+             "em": round(statistics.mean(r.em for r in rows), 3),
+             "token_f1": round(statistics.mean(r.f1 for r in rows), 3),
+             "refusal_rate": round(sum(r.refused for r in rows) / n, 3),
+             "failed": sum(r.failed for r in rows)}
+        self.figures[label] = f
+        self.per_q[label] = {"accuracy": [r.ok for r in rows], "token_f1": [r.f1 for r in rows]}
+        wall = f"{f['mean_wall_s']:7.2f}" if walls else f"{'-':>7s}"
         print(f"{label:14s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
-              f"{f['mean_wall_s']:7.2f} {f['accuracy']:5.2f} {f['em']:5.2f} {f['token_f1']:5.2f} "
-              f"{f['refusal_rate']:7.2f} "
-              f"{failed:6d}", flush=True)
-    base = figures.get(BASELINE)
-    if base:   # the papers' efficiency table reads as multiples of the plain LLM's cost
-        for f in figures.values():
-            f["wall_ratio_vs_vanilla"] = round(f["mean_wall_s"] / max(base["mean_wall_s"], 1e-9), 2)
-            f["token_ratio_vs_vanilla"] = round(f["mean_tokens"] / max(base["mean_tokens"], 1e-9), 2)
-    paired_differences(figures, per_q)
-    print(json.dumps({**run_info, "load_avg_1m": os.getloadavg()[0], "methods": figures}))
+              f"{wall} {f['accuracy']:5.2f} {f['em']:5.2f} {f['token_f1']:5.2f} "
+              f"{f['refusal_rate']:7.2f} {f['failed']:6d}"
+              + (f"  (wall over {len(walls)} runs)" if len(walls) < n else ""), flush=True)
+
+    def finish(self) -> dict[str, dict[str, float]]:
+        base = self.figures.get(BASELINE)
+        if base and base["mean_wall_s"]:   # the papers' efficiency table: multiples of the plain LLM's
+            for f in self.figures.values():
+                if f["mean_wall_s"] is not None:
+                    f["wall_ratio_vs_vanilla"] = round(f["mean_wall_s"] / base["mean_wall_s"], 2)
+                f["token_ratio_vs_vanilla"] = round(f["mean_tokens"] / max(base["mean_tokens"],
+                                                                            1e-9), 2)
+        paired_differences(self.figures, self.per_q)
+        return self.figures
+
+
+def report_eval(eval_id: str) -> None:
+    """The table of a stored eval: its items on the questions every method answered."""
+    from workbench.eval.runner import get_eval
+    from workbench.store import Store
+    st = Store()
+    ev = get_eval(st, eval_id)
+    items = st.query(
+        "SELECT i.method, i.question_id, i.llm_calls, i.prompt_tokens, i.completion_tokens, "
+        "i.wall_ms, i.contains, i.em, i.f1, i.refused, i.status, (SELECT count(*) FROM events e "
+        "WHERE e.run_id = i.run_id AND e.type = 'llm_call' AND json_extract_string(e.data, "
+        "'$.replayed_from') IS NOT NULL) AS reused FROM eval_items i WHERE i.eval_id = ? "
+        "ORDER BY i.question_id", [eval_id])
+    by_method: dict[str, dict[str, dict]] = {}
+    for it in items:
+        by_method.setdefault(it["method"], {})[it["question_id"]] = it
+    shared = set.intersection(*(set(v) for v in by_method.values())) if by_method else set()
+    print(f"eval {eval_id}: model {ev['model_name']}, dataset {ev['dataset']}, "
+          f"{len(shared)} questions every method answered", flush=True)
+    table = Table()
+    for method in ev["methods"]:
+        got = by_method.get(method, {})
+        table.add(method, [Row(q, it["llm_calls"] or 0,
+                               (it["prompt_tokens"] or 0) + (it["completion_tokens"] or 0),
+                               None if it["reused"] else (it["wall_ms"] or 0) / 1000.0,
+                               it["contains"] or 0.0, it["em"] or 0.0, it["f1"] or 0.0,
+                               bool(it["refused"]), it["status"] == "failed")
+                           for q, it in sorted(got.items()) if q in shared])
+    print(json.dumps({"eval": eval_id, "model": ev["model_name"], "dataset": ev["dataset"],
+                      "questions": len(shared), "reuse_calls": ev["spec"].get("reuse_calls"),
+                      "methods": table.finish()}))
 
 
 def method_overrides(label: str, overrides: dict[str, dict[str, str]]) -> tuple[str, dict]:
