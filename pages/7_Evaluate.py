@@ -179,7 +179,12 @@ with tab_results:
                f"{row['primary_metric']}")
     from workbench.eval.leakage import marked as _leaked
     from workbench.eval.runner import get_eval as _get_eval
-    leaked = _leaked(_get_eval(store, eval_id).get("spec"))
+    ev_spec = _get_eval(store, eval_id).get("spec")
+    leaked = _leaked(ev_spec)
+    from workbench.llm.replay import reuse_note as _reuse_note
+    reused = _reuse_note(store, eval_id, ev_spec)
+    if reused:
+        st.info(reused)
     if leaked:
         st.warning("In-sample rows (run with --allow-leakage): these configurations were "
                    "scored on questions their fitted state saw.")

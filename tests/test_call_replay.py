@@ -131,3 +131,17 @@ def test_a_real_model_eval_reused_gives_the_same_tokens_and_scores(tmp_path):
         [(x["question_id"], x["answer"]) for x in b]
     tokens = [json.loads(x["data"])["tokens"] for x in a]
     assert tokens and tokens == [json.loads(x["data"])["tokens"] for x in b]
+
+
+def test_the_evaluate_page_says_an_eval_reused_calls():
+    from streamlit.testing.v1 import AppTest
+    from tests.test_eval_page import PAGE
+    st = Store()
+    first = _eval(st, _backend())
+    _eval(st, _backend(), reuse_calls=first)      # the newest eval: the page opens on it
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    notes = [i.value for i in at.info]
+    assert any(f"answered from eval {first}" in n and "do not measure the model" in n
+               for n in notes), notes
