@@ -60,7 +60,8 @@ def test_an_unchanged_eval_is_answered_from_the_store_without_a_model_call(tmp_p
     n = 2 * N_QUESTIONS
     assert reuse_counts(st, again) == (n, n) and reuse_counts(st, first) == (0, n)
     spec = get_eval(st, again)["spec"]
-    assert f"{n} of {n} LLM calls answered from eval {first}" in reuse_note(st, again, spec)
+    assert f"{n} of {n} LLM calls answered from the stored calls of eval {first}" in \
+        reuse_note(st, again, spec)
     # the stored record names the call it was answered from, tokens included
     calls = [e.data for row in st.query("SELECT run_id FROM runs WHERE eval_id = ?", [again])
              for e in st.events(row["run_id"]) if e.type == "llm_call"]
@@ -107,6 +108,18 @@ def test_an_unknown_eval_to_reuse_is_a_clear_error(tmp_path):
         load_calls(st, "ev_nope")
 
 
+def test_calls_of_several_evals_are_reused_together(tmp_path):
+    """A second eval that re-ran one method: together with the first it answers both."""
+    st = Store(tmp_path / "s.duckdb")
+    first = _eval(st, _backend())
+    second = _eval(st, _backend(), sets={"toy-ask.prefix": "Question:"})
+    calls, _ = load_calls(st, f"{first}, {second}")
+    assert len(calls) == len(load_calls(st, first)[0]) + len(load_calls(st, second)[0])
+    be = _backend()
+    _eval(st, be, reuse_calls=f"{first},{second}", sets={"toy-ask.prefix": "Question:"})
+    assert be.calls == []
+
+
 def test_a_real_model_eval_reused_gives_the_same_tokens_and_scores(tmp_path):
     """On SmolLM2 through its worker process: the chat template renders the prompt the
     stored call saw, so an unchanged eval reuses every call, with the same answers and the
@@ -143,5 +156,5 @@ def test_the_evaluate_page_says_an_eval_reused_calls():
     at.run()
     assert not at.exception, at.exception
     notes = [i.value for i in at.info]
-    assert any(f"answered from eval {first}" in n and "do not measure the model" in n
+    assert any(f"stored calls of eval {first}" in n and "do not measure the model" in n
                for n in notes), notes

@@ -70,9 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --executor ray: CPUs each worker asks for (llama.cpp threads)")
     p.add_argument("--worker-gpus", type=float, default=0,
                    help="with --executor ray: GPUs each worker asks for (use with --n-gpu-layers -1)")
-    p.add_argument("--reuse-calls", metavar="EVAL_ID",
+    p.add_argument("--reuse-calls", metavar="EVAL_ID[,EVAL_ID]",
                    help="answer each LLM call whose prompt and parameters match a stored call "
-                        "of that eval's runs (same model) with the stored output: a change to a "
+                        "of those evals' runs (same model) with the stored output: a change to a "
                         "late stage re-runs only the calls it changes. Wall times then do not "
                         "measure the model")
     p.add_argument("--resume", nargs="?", const="latest", metavar="EVAL_ID",

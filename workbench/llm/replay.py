@@ -26,19 +26,25 @@ def _key(prompt: str, params: dict[str, Any]) -> str:
     return json.dumps([prompt, params], sort_keys=True, default=str)
 
 
-def load_calls(store: Any, eval_id: str) -> tuple[list[dict[str, Any]], str | None]:
-    """The stored ``llm_call`` records of an eval's runs, and the model they were made with.
-    Refuses an eval whose runs used more than one model."""
-    rows = store.query(
-        "SELECT r.model_sha256 AS sha, e.data AS data FROM events e JOIN runs r USING (run_id) "
-        "WHERE r.eval_id = ? AND e.type = 'llm_call' ORDER BY r.run_id, e.seq", [eval_id])
-    if not rows and not store.query("SELECT 1 FROM eval_batches WHERE eval_id = ?", [eval_id]):
-        raise LookupError(f"no eval {eval_id!r} to reuse calls from; `python -m workbench eval "
-                          f"list` shows the stored evals")
+def load_calls(store: Any, eval_ids: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The stored ``llm_call`` records of the runs of one or more evals (comma-separated
+    ids), and the model they were made with. Refuses evals that ran more than one model."""
+    ids = [e.strip() for e in eval_ids.split(",") if e.strip()]
+    rows = []
+    for eval_id in ids:
+        got = store.query(
+            "SELECT r.model_sha256 AS sha, e.data AS data FROM events e JOIN runs r "
+            "USING (run_id) WHERE r.eval_id = ? AND e.type = 'llm_call' ORDER BY r.run_id, "
+            "e.seq", [eval_id])
+        if not got and not store.query("SELECT 1 FROM eval_batches WHERE eval_id = ?",
+                                       [eval_id]):
+            raise LookupError(f"no eval {eval_id!r} to reuse calls from; `python -m workbench "
+                              f"eval list` shows the stored evals")
+        rows += got
     shas = {r["sha"] for r in rows if r["sha"]}
     if len(shas) > 1:
-        raise ValueError(f"eval {eval_id} ran more than one model; its calls cannot be reused "
-                         f"as one model's")
+        raise ValueError(f"eval(s) {eval_ids} ran more than one model; their calls cannot be "
+                         f"reused as one model's")
     calls = []
     for r in rows:
         d = r["data"] if isinstance(r["data"], dict) else json.loads(r["data"])
@@ -167,5 +173,5 @@ def reuse_note(store: Any, eval_id: str, spec: dict[str, Any]) -> str:
     if not src:
         return ""
     reused, n = reuse_counts(store, eval_id)
-    return (f"{reused} of {n} LLM calls answered from eval {src}'s stored calls: wall times "
-            f"do not measure the model")
+    return (f"{reused} of {n} LLM calls answered from the stored calls of eval {src}: wall "
+            f"times do not measure the model")
