@@ -7,7 +7,7 @@ import json
 
 from . import chat
 
-VERSION = "par-3"
+VERSION = "par-2"
 
 # -- plan (one call, JSON steps) -------------------------------------------------------------
 PLAN_TAG = "Task: make a plan."
@@ -127,9 +127,8 @@ def attribution(claim: str, reference: str) -> list[dict]:
 # -- refine the next sub-question ------------------------------------------------------------
 REFINE_TAG = "Task: rewrite the next question."
 REFINE_SYSTEM = (REFINE_TAG + " Rewrite the next question so it can be answered on its own: "
-                 "replace words like \"the director from step 1\" with the answer found in the "
-                 "answers so far. Do not change what it asks, and use no name that is not in the "
-                 "question or the answers. Reply with the question only.")
+                 "replace words like \"the director from step 1\" with the answer found. Do not "
+                 "change what it asks. Reply with the question only.")
 
 
 def refine_user(trajectory: str, next_question: str) -> str:
@@ -140,14 +139,6 @@ REFINE_SHOTS = [
     (refine_user("1. Who directed Psycho (1960)? -> Alfred Hitchcock",
                  "Where was the director from step 1 born?"),
      "Where was Alfred Hitchcock born?"),
-    # A second entity and a question with nothing to replace: with the one demo above, the
-    # 1.5B model put "Alfred Hitchcock" into questions about other people.
-    (refine_user("1. Which studio released Psycho (1960)? -> Paramount Pictures",
-                 "When was the answer of step 1 founded?"),
-     "When was Paramount Pictures founded?"),
-    (refine_user("1. When was Psycho (1960) released? -> 1960",
-                 "When was Vertigo released?"),
-     "When was Vertigo released?"),
 ]
 
 
@@ -176,15 +167,6 @@ FINAL_SHOTS = [
                 "Question: Where was Alfred Hitchcock born?\nAnswer: London\n"
                 "Evidence: Alfred Hitchcock was born in London, England in 1899."),
      f"{LEADIN} London"),
-    # A comparison: the answer is the entity the compared facts pick, not the last one read.
-    (final_user("Which film came out first, Psycho or Vertigo?",
-                "Step 1. Thought: First find when Psycho came out.\n"
-                "Question: When was Psycho released?\nAnswer: 1960\n"
-                "Evidence: Alfred Hitchcock directed Psycho, a horror thriller released in 1960.\n"
-                "Step 2. Thought: Then find when Vertigo came out.\n"
-                "Question: When was Vertigo released?\nAnswer: 1958\n"
-                "Evidence: Vertigo is a 1958 psychological thriller directed by Alfred Hitchcock."),
-     f"{LEADIN} Vertigo"),
 ]
 
 
