@@ -10,7 +10,7 @@ import json
 
 from . import chat
 
-VERSION = "crp-5"
+VERSION = "crp-4"
 
 # -- P_gen (Eq. 4): one next step + is_final, JSON-constrained --------------------------------
 GEN_TAG = "Task: next reasoning step."
@@ -197,14 +197,6 @@ STEP_SHOTS = [
                "Find where that director was born.",
                "Alfred Hitchcock was born in London, England in 1899."),
      "Alfred Hitchcock was born in London."),
-    # A comparison whose answer is "no": without it the 1.5B model answered "yes" to
-    # "same state?" although its own step results named two different states.
-    (step_user(condition_text("Were Psycho and Vertigo released in the same year?",
-                              [("Find the release year of Psycho.",
-                                "Psycho was released in 1960.")]),
-               "Find the release year of Vertigo and compare the two years.",
-               "Vertigo is a 1958 psychological thriller directed by Alfred Hitchcock."),
-     "No: Vertigo came out in 1958 and Psycho in 1960."),
 ]
 
 
@@ -226,9 +218,8 @@ def path_oneshot(question: str, steps: list[tuple[str, str]]) -> list[dict]:
 # -- P_abstract (Eq. 13): integrate several path answers -----------------------------------
 ABSTRACT_TAG = "Task: combine answers."
 ABSTRACT_SYSTEM = (ABSTRACT_TAG + " Several reasoning paths answered the same question. Merge "
-                   "answers that say the same thing. If they disagree, the final answer is the "
-                   "one that answers the question and that most paths support; in details "
-                   "list the distinct answers. Give the final answer short. Reply in JSON.")
+                   "answers that say the same thing. Give the final short answer, and in "
+                   "details list distinct answers if they disagree. Reply in JSON.")
 ABSTRACT_SCHEMA = {
     "type": "object",
     "properties": {"final_answer": {"type": "string", "maxLength": 120},
@@ -246,14 +237,6 @@ ABSTRACT_SHOTS = [
     (abstract_user("Who directed Psycho (1960)?",
                    ["Psycho was directed by Alfred Hitchcock.", "Alfred Hitchcock."]),
      json.dumps({"final_answer": "Alfred Hitchcock", "details": "Both paths agree."})),
-    # Paths that disagree. With only the agreeing demo the 1.5B model copied "Both paths
-    # agree." and took the last answer, against two paths that agreed with each other.
-    (abstract_user("Where was the director of Psycho (1960) born?",
-                   ["Alfred Hitchcock was born in London.", "Psycho was filmed in California.",
-                    "Hitchcock was born in London, England."]),
-     json.dumps({"final_answer": "London",
-                 "details": "Answers 1 and 3: London. Answer 2 says where the film was made, "
-                            "not where its director was born."})),
 ]
 
 
