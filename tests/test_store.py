@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -81,6 +82,18 @@ def test_orphaned_running_run_becomes_interrupted(tmp_path):
     st2 = Store(tmp_path / "s.duckdb")
     assert st2.get_run("run_dead")["status"] == "interrupted"
     assert st2.get_run("run_live")["status"] == "running"
+
+
+def test_an_eval_whose_process_died_becomes_interrupted_and_says_how_to_resume(tmp_path):
+    st = Store(tmp_path / "s.duckdb")
+    for eid, pid in (("ev_dead", 2 ** 22 + 12345), ("ev_live", os.getpid())):
+        st.execute("INSERT INTO eval_batches (eval_id, created_at, status, pid) "
+                   "VALUES (?, 0, 'running', ?)", [eid, pid])
+    rows = {r["eval_id"]: r for r in Store(tmp_path / "s.duckdb").query(
+        "SELECT eval_id, status, error FROM eval_batches")}
+    assert rows["ev_dead"]["status"] == "interrupted"
+    assert "eval --resume ev_dead" in rows["ev_dead"]["error"]
+    assert rows["ev_live"]["status"] == "running"
 
 
 def test_migrates_old_schema_and_keeps_data(tmp_path):

@@ -249,15 +249,23 @@ class Store:
                 "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
 
     def _mark_orphans_interrupted(self) -> None:
-        """Runs left 'running' by a process that no longer exists died midway."""
+        """Runs and evals left 'running' by a process that no longer exists died midway."""
         with self._conn() as con:
             rows = con.execute("SELECT run_id, pid FROM runs WHERE status = 'running'").fetchall()
+            evals = con.execute("SELECT eval_id, pid FROM eval_batches "
+                                "WHERE status = 'running'").fetchall()
         dead = [rid for rid, pid in rows if pid != os.getpid() and not _pid_alive(pid)]
-        if dead:
+        dead_evals = [eid for eid, pid in evals if pid != os.getpid() and not _pid_alive(pid)]
+        if dead or dead_evals:
             with self._tx() as con:
                 for rid in dead:
                     con.execute("UPDATE runs SET status = 'interrupted', error = coalesce(error, "
                                 "'the process running it stopped') WHERE run_id = ?", [rid])
+                for eid in dead_evals:
+                    con.execute("UPDATE eval_batches SET status = 'interrupted', error = "
+                                "coalesce(error, ?) WHERE eval_id = ?",
+                                [f"the process running it stopped; `python -m workbench eval "
+                                 f"--resume {eid}` finishes it", eid])
 
     # -- runs --
     def start_run(self, run: dict[str, Any]) -> None:
