@@ -198,11 +198,13 @@ def report_eval(eval_id: str) -> None:
         "WHERE e.run_id = i.run_id AND e.type = 'llm_call' AND json_extract_string(e.data, "
         "'$.replayed_from') IS NOT NULL) AS reused FROM eval_items i WHERE i.eval_id = ? "
         "ORDER BY i.question_id", [eval_id])
+    model = ev["model_name"] or next(iter(st.query(   # an eval killed before its end
+        "SELECT model_name FROM runs WHERE eval_id = ? LIMIT 1", [eval_id])), {}).get("model_name")
     by_method: dict[str, dict[str, dict]] = {}
     for it in items:
         by_method.setdefault(it["method"], {})[it["question_id"]] = it
     shared = set.intersection(*(set(v) for v in by_method.values())) if by_method else set()
-    print(f"eval {eval_id}: model {ev['model_name']}, dataset {ev['dataset']}, "
+    print(f"eval {eval_id}: model {model}, dataset {ev['dataset']}, "
           f"{len(shared)} questions every method answered", flush=True)
     table = Table()
     for method in ev["methods"]:
@@ -213,7 +215,7 @@ def report_eval(eval_id: str) -> None:
                                it["contains"] or 0.0, it["em"] or 0.0, it["f1"] or 0.0,
                                bool(it["refused"]), it["status"] == "failed")
                            for q, it in sorted(got.items()) if q in shared])
-    print(json.dumps({"eval": eval_id, "model": ev["model_name"], "dataset": ev["dataset"],
+    print(json.dumps({"eval": eval_id, "model": model, "dataset": ev["dataset"],
                       "questions": len(shared), "reuse_calls": ev["spec"].get("reuse_calls"),
                       "methods": table.finish()}))
 
