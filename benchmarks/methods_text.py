@@ -189,15 +189,15 @@ class Table:
 def report_eval(eval_id: str) -> None:
     """The table of a stored eval: its items on the questions every method answered."""
     from workbench.eval.runner import get_eval
+    from workbench.llm.replay import runs_with_reused_calls
     from workbench.store import Store
     st = Store()
     ev = get_eval(st, eval_id)
     items = st.query(
-        "SELECT i.method, i.question_id, i.llm_calls, i.prompt_tokens, i.completion_tokens, "
-        "i.wall_ms, i.contains, i.em, i.f1, i.refused, i.status, (SELECT count(*) FROM events e "
-        "WHERE e.run_id = i.run_id AND e.type = 'llm_call' AND json_extract_string(e.data, "
-        "'$.replayed_from') IS NOT NULL) AS reused FROM eval_items i WHERE i.eval_id = ? "
-        "ORDER BY i.question_id", [eval_id])
+        "SELECT run_id, method, question_id, llm_calls, prompt_tokens, completion_tokens, "
+        "wall_ms, contains, em, f1, refused, status FROM eval_items WHERE eval_id = ? "
+        "ORDER BY question_id", [eval_id])
+    reused = runs_with_reused_calls(st, eval_id)
     model = ev["model_name"] or next(iter(st.query(   # an eval killed before its end
         "SELECT model_name FROM runs WHERE eval_id = ? LIMIT 1", [eval_id])), {}).get("model_name")
     by_method: dict[str, dict[str, dict]] = {}
@@ -211,7 +211,7 @@ def report_eval(eval_id: str) -> None:
         got = by_method.get(method, {})
         table.add(method, [Row(q, it["llm_calls"] or 0,
                                (it["prompt_tokens"] or 0) + (it["completion_tokens"] or 0),
-                               None if it["reused"] else (it["wall_ms"] or 0) / 1000.0,
+                               None if it["run_id"] in reused else (it["wall_ms"] or 0) / 1000.0,
                                it["contains"] or 0.0, it["em"] or 0.0, it["f1"] or 0.0,
                                bool(it["refused"]), it["status"] == "failed")
                            for q, it in sorted(got.items()) if q in shared])

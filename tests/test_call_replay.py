@@ -9,7 +9,6 @@ import pytest
 from workbench import trace as T
 from workbench.config import knob
 from workbench.methods.base import Method
-
 from workbench.eval.runner import EvalRunner, EvalSpec, get_eval
 from workbench.llm.base import GenParams, LLMError
 from workbench.llm.replay import CallReplay, load_calls, reuse_counts, reuse_note

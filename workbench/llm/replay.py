@@ -158,13 +158,24 @@ class CallReplay:
         return getattr(self.inner, name)
 
 
+# an ``llm_call`` event ``e`` that was answered from a stored call
+REPLAYED_SQL = "json_extract_string(e.data, '$.replayed_from') IS NOT NULL"
+
+
 def reuse_counts(store: Any, eval_id: str) -> tuple[int, int]:
     """(calls answered from the store, all calls) over an eval's runs."""
     r = store.query(
-        "SELECT count(*) FILTER (WHERE json_extract_string(e.data, '$.replayed_from') IS NOT NULL)"
-        " AS reused, count(*) AS n FROM events e JOIN runs r USING (run_id) "
-        "WHERE r.eval_id = ? AND e.type = 'llm_call'", [eval_id])[0]
+        f"SELECT count(*) FILTER (WHERE {REPLAYED_SQL}) AS reused, count(*) AS n FROM events e "
+        "JOIN runs r USING (run_id) WHERE r.eval_id = ? AND e.type = 'llm_call'", [eval_id])[0]
     return int(r["reused"] or 0), int(r["n"] or 0)
+
+
+def runs_with_reused_calls(store: Any, eval_id: str) -> set[str]:
+    """The runs of an eval that answered at least one call from the store (their wall
+    time did not measure the model)."""
+    return {r["run_id"] for r in store.query(
+        f"SELECT DISTINCT e.run_id FROM events e JOIN runs r USING (run_id) "
+        f"WHERE r.eval_id = ? AND e.type = 'llm_call' AND {REPLAYED_SQL}", [eval_id])}
 
 
 def reuse_note(store: Any, eval_id: str, spec: dict[str, Any]) -> str:
