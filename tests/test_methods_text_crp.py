@@ -362,6 +362,8 @@ def test_condition_accumulates_along_a_path():
     ev = [e["data"] for e in tr.log if e["type"] == "step_reasoned"]
     assert [e["condition"].count("->") for e in ev] == [0, 1, 2]
     assert tr.answer["text"].startswith("Result of Name the studio")
+    # only the path's last step is told that its result is the answer to the question
+    assert [P.LAST_STEP_NOTE in u for u in users] == [False, False, True]
 
 
 def test_paths_ranked_by_max_node_perplexity():
@@ -434,3 +436,22 @@ def test_shipped_tau_is_a_fitted_state_recorded_by_the_run():
     tr = run(make_backend(DIAMOND, {}))
     used = [e["data"] for e in tr.log if e["type"] == "artefact_used"]
     assert used and used[0]["kind"] == "crp_tau_ppl"
+
+
+def test_a_tau_calibrated_for_another_model_is_flagged():
+    """The shipped tau_ppl belongs to the model it was calibrated for; on any other model the
+    run says so (and names the recalibration command), on that model it stays quiet."""
+    from workbench.llm.base import ModelInfo
+    from workbench.methods.crp_rag import TAU_CALIBRATION
+    cal = TAU_CALIBRATION["ppl"]
+    be = make_backend(CHAIN, {})
+    tr = run(be, {"samples_per_sink": 1})
+    flags = [e["data"] for e in tr.log if e["type"] == "tau_model_mismatch"]
+    assert len(flags) == 1 and flags[0]["calibrated_for"] == cal.model
+    assert f"--model {be.info.name}" in flags[0]["note"]
+    be2 = make_backend(CHAIN, {})
+    be2.info = ModelInfo(name=cal.model)
+    assert "tau_model_mismatch" not in log_types(run(be2, {"samples_per_sink": 1}))
+    # a tau the user chose is theirs: no artefact, no flag
+    assert "tau_model_mismatch" not in log_types(run(make_backend(CHAIN, {}),
+                                                     {"samples_per_sink": 1, "tau_ppl": 2.0}))

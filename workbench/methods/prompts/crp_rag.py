@@ -10,7 +10,7 @@ import json
 
 from . import chat
 
-VERSION = "crp-4"
+VERSION = "crp-6"
 
 # -- P_gen (Eq. 4): one next step + is_final, JSON-constrained --------------------------------
 GEN_TAG = "Task: next reasoning step."
@@ -186,8 +186,16 @@ def condition_text(question: str, done: list[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def step_user(condition: str, step: str, knowledge: str) -> str:
-    return f"{condition}\nCurrent step: {step}\nKnowledge: {knowledge}\nResult:"
+# The last step of a path gives the path's answer (Eq. 12: a_c = its result), so its prompt
+# says so: measured on HotpotQA, a last step told only to "carry out the step" restated
+# facts ("X formed in 2006, Y in 1997") and left the comparison to P_abstract, which a 1.5B
+# model then got wrong.
+LAST_STEP_NOTE = "This is the last step: its result must answer the question."
+
+
+def step_user(condition: str, step: str, knowledge: str, last: bool = False) -> str:
+    note = f"\n{LAST_STEP_NOTE}" if last else ""
+    return f"{condition}\nCurrent step: {step}\nKnowledge: {knowledge}{note}\nResult:"
 
 
 STEP_SHOTS = [
@@ -195,13 +203,19 @@ STEP_SHOTS = [
                               [("Find the director of Psycho (1960).",
                                 "Psycho was directed by Alfred Hitchcock.")]),
                "Find where that director was born.",
-               "Alfred Hitchcock was born in London, England in 1899."),
-     "Alfred Hitchcock was born in London."),
+               "Alfred Hitchcock was born in London, England in 1899.", last=True),
+     "Alfred Hitchcock was born in London, so the answer is London."),
+    (step_user(condition_text("Which film came out first, Psycho or Vertigo?",
+                              [("Find the release year of Psycho.",
+                                "Psycho was released in 1960.")]),
+               "Find the release year of Vertigo and compare the two years.",
+               "Vertigo is a 1958 thriller film.", last=True),
+     "Vertigo came out in 1958, before Psycho (1960), so the answer is Vertigo."),
 ]
 
 
-def step(condition: str, step_text: str, knowledge: str) -> list[dict]:
-    return chat(STEP_SYSTEM, STEP_SHOTS, step_user(condition, step_text, knowledge))
+def step(condition: str, step_text: str, knowledge: str, last: bool = False) -> list[dict]:
+    return chat(STEP_SYSTEM, STEP_SHOTS, step_user(condition, step_text, knowledge, last))
 
 
 # -- "w/o iterative reasoning" ablation: one call per path ----------------------------------
