@@ -409,3 +409,20 @@ def test_untrusted_text_is_never_markup_in_pages(ui):
         for field in ("label", "title"):
             assert "<script" not in item.get(field, "") and "<img" not in item.get(field, "")
     assert any("&lt;img" in n["title"] for n in view["nodes"])      # escaped, not dropped
+
+
+def test_ask_warns_when_a_threshold_was_calibrated_for_another_model(ui, monkeypatch):
+    """A run that flags its shipped threshold as another model's (CRP-RAG's
+    tau_model_mismatch) shows that, escaped, next to the answer."""
+    from workbench import trace as T
+    inner = S.ToyMethod.run
+
+    def run(self, ctx, question):
+        yield T.custom("tau_model_mismatch", None, tau_ppl=1.091, calibrated_for="<b>m</b>",
+                       running="scripted", note="recalibrate with crp_tau_calibration.py")
+        yield from inner(self, ctx, question)
+    monkeypatch.setattr(S.ToyMethod, "run", run)
+    at = run_ask(app("pages/ask.py"))
+    no_errors(at)
+    warn = [w.value for w in at.warning if "recalibrate" in w.value]
+    assert len(warn) == 1 and "tau_ppl=1.091" in warn[0] and "<b>" not in warn[0]
