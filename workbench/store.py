@@ -254,8 +254,9 @@ class Store:
             rows = con.execute("SELECT run_id, pid FROM runs WHERE status = 'running'").fetchall()
             evals = con.execute("SELECT eval_id, pid FROM eval_batches "
                                 "WHERE status = 'running'").fetchall()
-        dead = [rid for rid, pid in rows if pid != os.getpid() and not _pid_alive(pid)]
-        dead_evals = [eid for eid, pid in evals if pid != os.getpid() and not _pid_alive(pid)]
+        def orphans(pairs: list[tuple[str, int]]) -> list[str]:
+            return [key for key, pid in pairs if pid != os.getpid() and not _pid_alive(pid)]
+        dead, dead_evals = orphans(rows), orphans(evals)
         if dead or dead_evals:
             with self._tx() as con:
                 for rid in dead:
