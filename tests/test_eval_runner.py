@@ -171,6 +171,39 @@ def test_interrupt_from_progress_callback_then_resume_exactly_n(tmp_path):
                           method_classes=toy_methods())
 
 
+def test_a_resume_keeps_the_configs_the_eval_started_with(tmp_path):
+    """A default changed between start and resume must not change the resumed items: the
+    eval would otherwise hold runs of two configs under one label."""
+    import dataclasses
+
+    from workbench.config import knob
+    from tests.test_eval_helpers import ToyRag
+
+    st = Store(tmp_path / "s.duckdb")
+    r = _runner(st, EvalSpec("toy", ["toy-rag"], judge="off"))
+    with pytest.raises(EvalInterrupted):
+        r.run(lambda p: (_ for _ in ()).throw(KeyboardInterrupt) if p.session_done == 2 else None)
+
+    @dataclasses.dataclass
+    class NewDefaults:                    # k's default moved from 2 to 4 since the start
+        k: int = knob(4, "passages", min=1, max=10)
+        style: str = knob("plain", "answer style", choices=["plain", "verbose"])
+
+    class ToyRagToday(ToyRag):
+        Config = NewDefaults
+
+    r2 = EvalRunner.resume(st, r.eval_id, backend=_backend(), dataset=ToyDataset(),
+                           method_classes={"toy-rag": ToyRagToday})
+    assert r2.config_drift == ["toy-rag k: 2 -> 4"]
+    r2.run()
+    items = st.query("SELECT item_key, config_hash FROM eval_items WHERE eval_id = ?", [r.eval_id])
+    assert len(items) == N_QUESTIONS
+    assert {i["config_hash"] for i in items} == {r.variants[0].hash}
+    configs = {x["config"]["k"] for x in st.query(
+        "SELECT config FROM runs WHERE eval_id = ?", [r.eval_id])}
+    assert configs == {2}
+
+
 def test_failed_items_are_stored_and_can_be_retried(tmp_path):
     st = Store(tmp_path / "s.duckdb")
     be = ScriptedBackend.from_table([{"match": "item1?", "text": "boom"}])   # others: no rule

@@ -276,6 +276,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
                          "cpus": args.worker_cpus, "gpus": args.worker_gpus}
     if args.resume:
         runner = EvalRunner.resume(st, None if args.resume == "latest" else args.resume, **common)
+        for d in runner.config_drift:
+            print(f"note: today's default differs, the resume keeps the eval's own value: {d}",
+                  file=sys.stderr)
         if args.retry_failed:
             print(f"retrying {runner.retry_failed()} failed item(s)", file=sys.stderr)
     else:

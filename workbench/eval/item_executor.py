@@ -118,15 +118,16 @@ def default_context(method_cls: type, variant: dict[str, Any], seed: int, llm: A
         from ..datasets import Dataset as _RegistryDataset
     except ImportError:  # pragma: no cover - the knowledge layer is part of the project
         _RegistryDataset = None
+    # the whole stored config, not the overrides: a resumed eval keeps the values it started with
     if _RegistryDataset is not None and isinstance(dataset, _RegistryDataset) \
             and all_methods().get(name) is method_cls:
         from ..workspace import build_context
         return build_context(name, llm=llm, dataset=dataset.name,
-                             overrides=variant["overrides"], seed=seed)
+                             overrides=variant["config"], seed=seed)
     # a method class or dataset object handed in directly (tests, benchmarks)
     from ..methods.base import RunContext
     m = method_cls()
-    cfg = cfgmod.build(m.Config, variant["overrides"])
+    cfg = cfgmod.build(m.Config, variant["config"])
     retrievers = {}
     if getattr(m, "kind", "text") == "text" and getattr(dataset, "passages", None):
         for kind in ("bm25", "dense", "hybrid"):
@@ -293,7 +294,7 @@ def lost_item(setup: WorkerSetup, item: Item, cause: str, method_cls: type,
             yield
 
     q = item.question
-    cfg = cfgmod.build(method_cls.Config, item.variant["overrides"])
+    cfg = cfgmod.build(method_cls.Config, item.variant["config"])
     ctx = RunContext(llm=SimpleNamespace(info=model), config=cfg, seed=item.seed,
                      gold=_question_obj(q), dataset=setup.dataset)
     rec, tr = RecordingStore(), T.Trace()

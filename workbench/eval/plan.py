@@ -206,6 +206,40 @@ def plan_variants(spec: EvalSpec, method_classes: dict[str, type]) -> list[Varia
     return out
 
 
+def stored_variants(planned: list[dict[str, Any]], method_classes: dict[str, type],
+                    eval_id: str) -> list[Variant]:
+    """The variants an eval was planned with, as stored; each config must still build."""
+    out = []
+    for d in planned:
+        cls = method_classes.get(d["method"])
+        if cls is None:
+            raise KeyError(f"eval {eval_id} ran method {d['method']!r}, which no longer exists; "
+                           f"start a new eval")
+        try:
+            cfgmod.build(cls.Config, d["config"])
+        except cfgmod.ConfigError as e:
+            raise cfgmod.ConfigError(f"eval {eval_id} cannot resume: its {d['method']} config no "
+                                     f"longer builds ({e}); start a new eval") from e
+        out.append(Variant(**{k: v for k, v in d.items() if k in Variant.__dataclass_fields__}))
+    return out
+
+
+def config_drift(resumed: list[Variant], today: list[Variant]) -> list[str]:
+    """Knobs whose value today's planning would set differently from the resumed configs,
+    as ``method knob: stored -> today`` (the resume keeps the stored values)."""
+    now = {(v.method, v.label): v for v in today}
+    out = []
+    for old in resumed:
+        new = now.get((old.method, old.label))
+        if new is None:
+            continue
+        for k in sorted(set(old.config) | set(new.config)):
+            if old.config.get(k) != new.config.get(k):
+                out.append(f"{old.method} {k}: {_fmt(old.config.get(k))} -> "
+                           f"{_fmt(new.config.get(k))}")
+    return out
+
+
 @dataclass
 class Item:
     key: str

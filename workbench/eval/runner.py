@@ -30,7 +30,7 @@ from . import metrics as M
 from .item_executor import (ItemExecutor, ItemResult, WorkerSetup, _all_methods, _import,
                             _load_dataset, make_backend)
 from .local_executor import run_local
-from .plan import EvalSpec, Item, item_key, plan_variants
+from .plan import EvalSpec, Item, config_drift, item_key, plan_variants, stored_variants
 from .writer import ResultWriter
 
 EVAL_PREFIX = "ev_"
@@ -117,7 +117,8 @@ class EvalRunner:
                  method_classes: dict[str, type] | None = None,
                  context_factory: Callable | None = None, factories: dict[str, str] | None = None,
                  workers: int = 1, judge_backend: Any = "setup", executor: str = "local",
-                 ray: dict[str, Any] | None = None, items_together: int = 1):
+                 ray: dict[str, Any] | None = None, items_together: int = 1,
+                 variants: list[dict[str, Any]] | None = None):
         if executor not in ("local", "ray"):
             raise ValueError(f"unknown executor {executor!r}; use 'local' or 'ray'")
         self.store, self.eval_id, self.spec = store, eval_id, spec
@@ -141,7 +142,12 @@ class EvalRunner:
         self.items_together = max(1, int(items_together))
         self.ray.setdefault("workers", self.workers)    # None: as many as the cluster holds
         self.judge_backend = judge_backend
-        self.variants = plan_variants(spec, method_classes)
+        # a resume runs the configs the eval started with, not today's defaults: a default
+        # changed since would give new config hashes, new item keys, and one eval holding runs
+        # of two configs under one label
+        planned = plan_variants(spec, method_classes)
+        self.variants = planned if variants is None else stored_variants(variants, method_classes, eval_id)
+        self.config_drift = config_drift(self.variants, planned)
         self.questions = self._questions()
         self._replay: dict[str, Any] | None = None
         if spec.reuse_calls:
@@ -172,7 +178,7 @@ class EvalRunner:
             raise StoreError(f"eval {eval_id} is still running in process {row['pid']}; wait for "
                              f"it or stop it before resuming")
         spec = EvalSpec.from_dict(row["spec"])
-        return cls(store, eval_id, spec, **kw)
+        return cls(store, eval_id, spec, variants=row["spec"].get("variants_planned"), **kw)
 
     def _questions(self) -> list[Any]:
         qs = list(self.dataset.questions)
