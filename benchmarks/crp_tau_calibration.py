@@ -9,11 +9,18 @@ sub-answer occurs in the knowledge summary. Negatives pair each step with anothe
 knowledge. The script prints the PPL distribution of both classes and the threshold with
 the best balanced accuracy, and as its last line one JSON object.
 
+A dataset without gold sub-questions (HotpotQA has supporting facts instead) is calibrated
+from the nodes of a stored eval's CRP-RAG runs (``--from-eval``): the nodes the method itself
+wrote, with the PPLs it scored. A node counts as supported when a passage it retrieved is one
+of the question's supporting-fact pages (a proxy: the page may hold the other hop's fact).
+Run that eval on a train split the scored questions do not overlap.
+
 A tau that ships as a default must come from the train split:
 
     python benchmarks/crp_tau_calibration.py --split train --preset paper [--model NAME]
     python benchmarks/crp_tau_calibration.py --split train --preset small-model
     python benchmarks/crp_tau_calibration.py --split test --tau 1.42   # check a tau held out
+    python benchmarks/crp_tau_calibration.py --from-eval EVAL_ID [--variant LABEL]
 """
 from __future__ import annotations
 
@@ -57,7 +64,13 @@ def main() -> None:
     ap.add_argument("--tau", type=float, help="also report the balanced accuracy at this tau")
     ap.add_argument("--threads", type=int, help="llama.cpp threads (default: Settings; 1 is "
                     "faster when other processes share the cores)")
+    ap.add_argument("--from-eval", metavar="EVAL_ID", help="fit on the nodes of this stored "
+                    "eval's CRP-RAG runs instead of the demo's gold sub-questions")
+    ap.add_argument("--variant", help="with --from-eval: the variant label (default: all)")
     args = ap.parse_args()
+    if args.from_eval:
+        out, meta = nodes_from_eval(args.from_eval, args.variant)
+        return report(out, meta["sentinel"], meta, args.tau)
     cfg = cfgmod.build(CrpRagConfig, {"preset": args.preset})
     sentinel = cfg.sufficiency_mode == "ppl+unknown"
     be = load_backend(model=args.model, n_threads=args.threads)
@@ -91,6 +104,71 @@ def main() -> None:
                         "answer": c.text.strip(), "ppl": ppl, "unknown": C.is_unknown(c.text)})
             print(f"  {kind:5s} sup={int(sup)} ppl={ppl if ppl is None else round(ppl, 3)} "
                   f"{row['step'][:50]!r} -> {c.text.strip()[:40]!r}", file=sys.stderr, flush=True)
+    report(out, sentinel, {"model": be.info.name, "preset": args.preset,
+                           "mode": cfg.sufficiency_mode, "split": args.split,
+                           "questions": [x.id for x in qs], "steps": len(steps)}, args.tau)
+
+
+def nodes_from_eval(eval_id: str, variant: str | None) -> tuple[list[dict], dict]:
+    """The evaluated nodes of a stored eval's CRP-RAG runs, labelled by whether a retrieved
+    passage is one of the question's supporting-fact pages."""
+    from workbench.store import Store
+    st = Store()
+    batch = st.query("SELECT dataset, model_name FROM eval_batches WHERE eval_id = ?", [eval_id])
+    if not batch:
+        raise SystemExit(f"no eval {eval_id}; `python -m workbench eval list` shows them")
+    ds = load_dataset(batch[0]["dataset"])
+    gold = {q.id: q for q in ds.questions}
+    items = st.query("SELECT i.run_id, i.question_id, i.variant, r.config FROM eval_items i "
+                     "JOIN runs r ON r.run_id = i.run_id WHERE i.eval_id = ? AND i.method = "
+                     "'crp-rag' AND i.status = 'finished'" + (" AND i.variant = ?" if variant
+                                                              else ""),
+                     [eval_id] + ([variant] if variant else []))
+    if not items:
+        raise SystemExit(f"eval {eval_id} has no finished CRP-RAG runs"
+                         + (f" in variant {variant!r}" if variant else ""))
+    modes = {it["config"].get("sufficiency_mode") for it in items}
+    if len(modes) > 1:
+        raise SystemExit(f"eval {eval_id} mixes sufficiency modes {sorted(modes)}; pick one "
+                         f"with --variant")
+    out, no_titles = [], 0
+    for it in items:
+        q = gold[it["question_id"]]
+        titles = {t.lower() for t in (q.gold_titles or [])}
+        if not titles:
+            no_titles += 1
+            continue
+        out += [{**row, "question": q.id} for row in label_nodes(st.events(it["run_id"]), titles)]
+    if no_titles:
+        print(f"{no_titles} question(s) without supporting-fact pages skipped", file=sys.stderr)
+    qids = sorted({it["question_id"] for it in items})
+    splits = sorted({gold[i].split for i in qids})
+    mode = modes.pop()
+    return out, {"model": batch[0]["model_name"], "eval": eval_id, "variant": variant,
+                 "mode": mode, "sentinel": mode == "ppl+unknown",
+                 "split": f"{ds.name}:{'+'.join(splits)}", "questions": qids,
+                 "steps": len(out)}
+
+
+def label_nodes(events: list, gold_titles: set[str]) -> list[dict]:
+    """One row per evaluated node that retrieved: supported when a retrieved passage's title
+    is one of ``gold_titles`` (lower-cased)."""
+    docs: dict[str, set[str]] = {}
+    texts: dict[str, str] = {}
+    out = []
+    for e in events:
+        if e.type == "node_added":
+            texts[e.node_id] = e.data.get("text", "")
+        elif e.type == "node_retrieved":
+            docs[e.node_id] = {str(d.get("title", "")).lower() for d in e.data.get("docs", [])}
+        elif e.type == "node_evaluated" and e.node_id in docs:
+            out.append({"step": texts.get(e.node_id, e.node_id),
+                        "supported": bool(docs[e.node_id] & gold_titles),
+                        "ppl": e.data.get("perplexity"), "unknown": bool(e.data.get("unknown"))})
+    return out
+
+
+def report(out: list[dict], sentinel: bool, meta: dict, at_tau: float | None) -> None:
     # in ppl+unknown mode an UNKNOWN answer is insufficient whatever its perplexity
     def eff(o: dict) -> float:
         return 1e9 if sentinel and o["unknown"] else o["ppl"]
@@ -106,28 +184,27 @@ def main() -> None:
         return (f"n={len(s)} min={s[0]:.3f} q25={s[len(s) // 4]:.3f} "
                 f"median={statistics.median(s):.3f} q75={s[3 * len(s) // 4]:.3f} max={s[-1]:.3f}")
 
-    print(f"model {be.info.name}, preset {args.preset} ({cfg.sufficiency_mode}), split "
-          f"{args.split}: {len(qs)} questions, {len(steps)} steps, {len(out)} evaluations")
+    print(f"model {meta['model']}, {meta.get('preset') or meta.get('variant') or 'all'} "
+          f"({meta['mode']}), split {meta['split']}: {len(meta['questions'])} questions, "
+          f"{meta['steps']} steps, {len(out)} evaluations")
     print(f"supported   PPL: {q(pos)}")
     print(f"unsupported PPL: {q(neg)}")
     for t in (1.2, 1.3, 1.4, 1.5, 1.6, 1.8, 2.0, 2.5, 3.0):
         print(f"  tau={t:<4}: balanced accuracy {balanced_acc(pos, neg, t):.3f}")
     print(f"best tau = {tau:.3f}, balanced accuracy {acc:.3f}")
-    at = round(balanced_acc(pos, neg, args.tau), 3) if args.tau else None
+    at = round(balanced_acc(pos, neg, at_tau), 3) if at_tau else None
     if at is not None:
-        print(f"at tau = {args.tau}: balanced accuracy {at:.3f}")
+        print(f"at tau = {at_tau}: balanced accuracy {at:.3f}")
     unk = sum(o["unknown"] for o in out)
     print(f"UNKNOWN answers: {unk}/{len(out)}")
-    print(json.dumps({"model": be.info.name, "preset": args.preset,
-                      "mode": cfg.sufficiency_mode, "split": args.split,
-                      "questions": [x.id for x in qs], "steps": len(steps),
+    print(json.dumps({**{k: v for k, v in meta.items() if k != "sentinel"},
                       "n_pos": len(pos), "n_neg": len(neg),
                       "median_ppl_supported": statistics.median([x for x in pos if x < 1e9])
                       if pos else None,
                       "median_ppl_unsupported": statistics.median([x for x in neg if x < 1e9])
                       if neg else None,
                       "best_tau": round(tau, 3), "balanced_acc": round(acc, 3),
-                      "tau": args.tau, "balanced_acc_at_tau": at, "unknown": unk}))
+                      "tau": at_tau, "balanced_acc_at_tau": at, "unknown": unk}))
 
 
 if __name__ == "__main__":

@@ -455,3 +455,41 @@ def test_a_tau_calibrated_for_another_model_is_flagged():
     # a tau the user chose is theirs: no artefact, no flag
     assert "tau_model_mismatch" not in log_types(run(make_backend(CHAIN, {}),
                                                      {"samples_per_sink": 1, "tau_ppl": 2.0}))
+
+
+def test_tau_calibration_labels_a_runs_own_nodes_by_supporting_pages():
+    """benchmarks/crp_tau_calibration.py --from-eval fits tau on the nodes CRP-RAG wrote; a
+    node is supported when it retrieved a supporting-fact page."""
+    import importlib.util
+    from pathlib import Path
+
+    from workbench import trace as T
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "crp_tau_calibration.py"
+    spec = importlib.util.spec_from_file_location("crp_tau_calibration", path)
+    cal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cal)
+
+    class StudioPages(TinyRetriever):
+        def search(self, query, k=5):
+            title = "Studio Ghibli" if "studio" in query.lower() else "Films of 2001"
+            return [Hit("d1", title, f"About {query}", "dense", 0.9, 1)]
+
+    be = make_backend(DIAMOND, {A: ("Spirited Away", -0.3), B: ("Many films", -0.4)},
+                      default_eval=("Ghibli.", -0.01))
+    tr = run(be, retriever=StudioPages())
+    events = [T.node_added(n.id, n.kind, n.text) for n in tr.nodes.values()] + \
+        [T.Event(e["type"], e["data"], node_id=e["node_id"]) for e in tr.log]
+    rows = cal.label_nodes(events, {"studio ghibli"})
+    evaluated = {e["node_id"] for e in tr.log if e["type"] == "node_evaluated"}
+    assert len(rows) == len(evaluated) >= 3
+    by_step = {r["step"]: r for r in rows}
+    assert by_step[A]["supported"] is False and by_step[B]["supported"] is False
+    studio = [r for s, r in by_step.items() if "studio" in s.lower()]
+    assert studio and all(r["supported"] for r in studio)
+    assert by_step[A]["ppl"] == pytest.approx(math.exp(0.3), rel=1e-3)
+    # the supported nodes' PPLs sit below the unsupported one's: the fit separates them
+    pos = [r["ppl"] for r in rows if r["supported"]]
+    neg = [r["ppl"] for r in rows if not r["supported"]]
+    tau, acc = cal.best_tau(pos, neg)
+    assert max(pos) < tau <= min(neg) and acc == 1.0
