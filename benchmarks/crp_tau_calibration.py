@@ -121,7 +121,7 @@ def nodes_from_eval(eval_id: str, variant: str | None) -> tuple[list[dict], dict
     gold = {q.id: q for q in ds.questions}
     items = st.query("SELECT i.run_id, i.question_id, i.variant, r.config FROM eval_items i "
                      "JOIN runs r ON r.run_id = i.run_id WHERE i.eval_id = ? AND i.method = "
-                     "'crp-rag' AND i.status = 'finished'" + (" AND i.variant = ?" if variant
+                     "'crp-rag' AND i.status IN ('finished', 'refused')" + (" AND i.variant = ?" if variant
                                                               else ""),
                      [eval_id] + ([variant] if variant else []))
     if not items:

@@ -55,6 +55,14 @@ def test_plan_variants_grid_method_scoped_and_eval_knobs():
     assert v.label == "k=3,noise_k=2,idk_prompt=False" and v.knob_values["noise_k"] == 2
 
 
+def test_a_named_variant_crossed_with_a_grid_names_each_config():
+    spec = EvalSpec(dataset="toy", methods=["toy-rag"], grid={"toy-rag.k": [1, 3]},
+                    variants=[{"label": "plain", "set": {}},
+                              {"label": "verbose", "set": {"toy-rag.style": "verbose"}}])
+    vs = plan_variants(spec, toy_methods())
+    assert sorted(v.label for v in vs) == ["plain,k=1", "plain,k=3", "verbose,k=1", "verbose,k=3"]
+
+
 def test_plan_rejects_unknown_and_bad_knobs():
     with pytest.raises(ConfigError, match="belong to none"):
         plan_variants(EvalSpec("toy", ["toy-rag"], sets={"nope": 1}), toy_methods())
