@@ -142,9 +142,8 @@ def live_panel() -> None:
             st.warning("Model output could not be parsed at: " + ", ".join(failed)
                        + " (see those nodes' raw output).")
         for e in tr.log:
-            if e["type"] == "tau_model_mismatch":
-                st.warning(W.md_escape(e["data"]["note"]) + f" (tau_ppl={e['data']['tau_ppl']:g}, "
-                           f"calibrated for {W.md_escape(e['data']['calibrated_for'])}).")
+            if e["type"] == "tau_calibration_mismatch":
+                st.warning(W.md_escape(e["data"]["note"]))
         if js.run_id:
             st.caption(f"Run `{js.run_id}` · stored in the run history (Runs page).")
         if js.first_node_s is not None:

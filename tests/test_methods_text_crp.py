@@ -438,23 +438,34 @@ def test_shipped_tau_is_a_fitted_state_recorded_by_the_run():
     assert used and used[0]["kind"] == "crp_tau_ppl"
 
 
-def test_a_tau_calibrated_for_another_model_is_flagged():
-    """The shipped tau_ppl belongs to the model it was calibrated for; on any other model the
-    run says so (and names the recalibration command), on that model it stays quiet."""
+def test_a_tau_calibrated_for_another_model_or_dataset_is_flagged():
+    """The shipped tau_ppl belongs to the model and dataset it was calibrated on; on any other
+    the run says so (and names what to run), on those it stays quiet."""
     from workbench.llm.base import ModelInfo
     from workbench.methods.crp_rag import TAU_CALIBRATION
     cal = TAU_CALIBRATION["ppl"]
-    be = make_backend(CHAIN, {})
-    tr = run(be, {"samples_per_sink": 1})
-    flags = [e["data"] for e in tr.log if e["type"] == "tau_model_mismatch"]
-    assert len(flags) == 1 and flags[0]["calibrated_for"] == cal.model
-    assert f"--model {be.info.name}" in flags[0]["note"]
-    be2 = make_backend(CHAIN, {})
-    be2.info = ModelInfo(name=cal.model)
-    assert "tau_model_mismatch" not in log_types(run(be2, {"samples_per_sink": 1}))
+    home = cal.ref.split(":")[0]
+
+    def flags(model=None, dataset=home, **over):
+        be = make_backend(CHAIN, {})
+        if model:
+            be.info = ModelInfo(name=model)
+        m = get_method("crp-rag")
+        ctx = RunContext(llm=be, config=cfgmod.build(m.Config, {"samples_per_sink": 1, **over}),
+                         retrievers={"dense": TinyRetriever()}, dataset=dataset,
+                         embedder=FakeEmbedder({"studio": [1, 0, 0, 0, 0, 0, 0, 0]}))
+        tr = run_to_end(m, ctx, Q)
+        return [e["data"] for e in tr.log if e["type"] == "tau_calibration_mismatch"], be
+
+    got, be = flags()
+    assert len(got) == 1 and got[0]["calibrated_for"] == cal.model
+    assert f"--model {be.info.name}" in got[0]["note"] and len(got[0]["reasons"]) == 1
+    assert flags(model=cal.model)[0] == []
+    got = flags(model=cal.model, dataset="hotpot100")[0]
+    assert len(got) == 1 and got[0]["calibrated_on"] == cal.ref
+    assert "--dataset hotpot100 --split train" in got[0]["note"]
     # a tau the user chose is theirs: no artefact, no flag
-    assert "tau_model_mismatch" not in log_types(run(make_backend(CHAIN, {}),
-                                                     {"samples_per_sink": 1, "tau_ppl": 2.0}))
+    assert flags(dataset="hotpot100", tau_ppl=2.0)[0] == []
 
 
 def test_tau_calibration_labels_a_runs_own_nodes_by_supporting_pages():

@@ -411,18 +411,20 @@ def test_untrusted_text_is_never_markup_in_pages(ui):
     assert any("&lt;img" in n["title"] for n in view["nodes"])      # escaped, not dropped
 
 
-def test_ask_warns_when_a_threshold_was_calibrated_for_another_model(ui, monkeypatch):
-    """A run that flags its shipped threshold as another model's (CRP-RAG's
-    tau_model_mismatch) shows that, escaped, next to the answer."""
+def test_ask_warns_when_a_threshold_was_calibrated_elsewhere(ui, monkeypatch):
+    """A run that flags its shipped threshold as fitted for another model or dataset
+    (CRP-RAG's tau_calibration_mismatch) shows that, escaped, next to the answer."""
     from workbench import trace as T
     inner = S.ToyMethod.run
 
     def run(self, ctx, question):
-        yield T.custom("tau_model_mismatch", None, tau_ppl=1.091, calibrated_for="<b>m</b>",
-                       running="scripted", note="recalibrate with crp_tau_calibration.py")
+        yield T.custom("tau_calibration_mismatch", None, tau_ppl=1.091,
+                       note="tau_ppl=1.091 was calibrated elsewhere (model <b>m</b>); choose it "
+                       "again: crp_tau_calibration.py")
         yield from inner(self, ctx, question)
     monkeypatch.setattr(S.ToyMethod, "run", run)
     at = run_ask(app("pages/ask.py"))
     no_errors(at)
-    warn = [w.value for w in at.warning if "recalibrate" in w.value]
-    assert len(warn) == 1 and "tau_ppl=1.091" in warn[0] and "<b>" not in warn[0]
+    warn = [w.value for w in at.warning if "choose it again" in w.value]
+    # markdown-escaped: the value renders as the text itself, the tag as characters
+    assert len(warn) == 1 and r"tau\_ppl=1\.091" in warn[0] and r"\<b\>" in warn[0]

@@ -85,6 +85,28 @@ def _tau_help(mode: str) -> str:
             f"{c.ref} only: {c.figures}")
 
 
+def _calibration_mismatch(rec: fitted.FitRecord, tau: float, ctx: RunContext) -> dict | None:
+    """A perplexity threshold belongs to one model and one kind of question: say so when the
+    run has another model or another dataset (HotpotQA steps score higher perplexities than
+    the demo's sub-questions, so the demo's tau refuses most HotpotQA questions)."""
+    running = getattr(getattr(ctx.llm, "info", None), "name", "")
+    other_model = bool(running) and rec.extra.get("model") not in (None, running)
+    other_data = bool(ctx.dataset) and ctx.dataset not in (rec.dataset, "dataset")
+    if not (other_model or other_data):
+        return None
+    why = [f"model {running}, calibrated for {rec.extra.get('model')}"] if other_model else []
+    why += [f"dataset {ctx.dataset}, calibrated on {rec.dataset}:{rec.split}"] if other_data else []
+    todo = (f"benchmarks/crp_tau_calibration.py --split train --model {running}"
+            if other_model else
+            f"eval --dataset {ctx.dataset} --split train --methods crp-rag "
+            f"--grid crp-rag.tau_ppl=1.2,1.42 and set the best")
+    return {"tau_ppl": tau, "calibrated_for": rec.extra.get("model"),
+            "calibrated_on": f"{rec.dataset}:{rec.split}", "running": running,
+            "dataset": ctx.dataset, "reasons": why,
+            "note": f"tau_ppl={tau:g} was calibrated elsewhere ({'; '.join(why)}); choose it "
+                    f"again: {todo}"}
+
+
 @dataclass
 class CrpRagConfig(PresetConfig):
     # -- graph construction (GC) --
@@ -319,14 +341,9 @@ class CrpRag(Method):
                            is_source=True, is_final=False, iteration=0)
         for rec in self.fitted_state(cfg):
             yield rec.event(root_id, ctx.gold, ctx.dataset)
-            # a perplexity threshold is a property of one model: say so when it is not this one
-            running = getattr(getattr(ctx.llm, "info", None), "name", "")
-            if running and rec.extra.get("model") not in (None, running):
-                yield T.custom("tau_model_mismatch", root_id, tau_ppl=cfg.tau_ppl,
-                               calibrated_for=rec.extra["model"], running=running,
-                               note="tau_ppl was calibrated for another model; recalibrate "
-                               "with benchmarks/crp_tau_calibration.py --split train --model "
-                               f"{running}")
+            flag = _calibration_mismatch(rec, cfg.tau_ppl, ctx)
+            if flag:
+                yield T.custom("tau_calibration_mismatch", root_id, **flag)
 
         if cfg.root_probe:
             done = yield from self._root_probe(ctx, question, nodes[root_id])
