@@ -146,7 +146,8 @@ class EvalRunner:
         # changed since would give new config hashes, new item keys, and one eval holding runs
         # of two configs under one label
         planned = plan_variants(spec, method_classes)
-        self.variants = planned if variants is None else stored_variants(variants, method_classes, eval_id)
+        self.variants = planned if variants is None else \
+            stored_variants(variants, method_classes, eval_id)
         self.config_drift = config_drift(self.variants, planned)
         self.questions = self._questions()
         self._replay: dict[str, Any] | None = None

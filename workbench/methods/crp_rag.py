@@ -98,8 +98,8 @@ def _calibration_mismatch(rec: fitted.FitRecord, tau: float, ctx: RunContext) ->
     why += [f"dataset {ctx.dataset}, calibrated on {rec.dataset}:{rec.split}"] if other_data else []
     todo = (f"benchmarks/crp_tau_calibration.py --split train --model {running}"
             if other_model else
-            f"eval --dataset {ctx.dataset} --split train --methods crp-rag "
-            f"--grid crp-rag.tau_ppl=1.2,1.42 and set the best")
+            f"python -m workbench eval --dataset {ctx.dataset} --split train --methods "
+            f"crp-rag --grid crp-rag.tau_ppl=1.2,1.42, then set the best")
     return {"tau_ppl": tau, "calibrated_for": rec.extra.get("model"),
             "calibrated_on": f"{rec.dataset}:{rec.split}", "running": running,
             "dataset": ctx.dataset, "reasons": why,
