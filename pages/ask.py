@@ -137,13 +137,6 @@ def live_panel() -> None:
         W.inspector(tr, nid, key=K, triage=tri)
     with t_ans:
         W.answer_box(tr, js.verdict)
-        failed = [n.id for n in tr.nodes.values() if n.state == "parse_failed"]
-        if failed:
-            st.warning("Model output could not be parsed at: " + ", ".join(failed)
-                       + " (see those nodes' raw output).")
-        for e in tr.log:
-            if e["type"] == "tau_calibration_mismatch":
-                st.warning(W.md_escape(e["data"]["note"]))
         if js.run_id:
             st.caption(f"Run `{js.run_id}` · stored in the run history (Runs page).")
         if js.first_node_s is not None:

@@ -411,9 +411,10 @@ def test_untrusted_text_is_never_markup_in_pages(ui):
     assert any("&lt;img" in n["title"] for n in view["nodes"])      # escaped, not dropped
 
 
-def test_ask_warns_when_a_threshold_was_calibrated_elsewhere(ui, monkeypatch):
+def test_a_threshold_calibrated_elsewhere_is_flagged_next_to_the_answer(ui, monkeypatch):
     """A run that flags its shipped threshold as fitted for another model or dataset
-    (CRP-RAG's tau_calibration_mismatch) shows that, escaped, next to the answer."""
+    (CRP-RAG's tau_calibration_mismatch) shows that, escaped, next to the answer: on Ask
+    while it runs, and on Runs once stored."""
     from workbench import trace as T
     inner = S.ToyMethod.run
 
@@ -428,3 +429,7 @@ def test_ask_warns_when_a_threshold_was_calibrated_elsewhere(ui, monkeypatch):
     warn = [w.value for w in at.warning if "choose it again" in w.value]
     # markdown-escaped: the value renders as the text itself, the tag as characters
     assert len(warn) == 1 and r"tau\_ppl=1\.091" in warn[0] and r"\<b\>" in warn[0]
+    rid = at.session_state["ask_batch"].jobs[0].run_id
+    runs = app("pages/runs.py", run=rid)
+    no_errors(runs)
+    assert [w.value for w in runs.warning if "choose it again" in w.value] == warn

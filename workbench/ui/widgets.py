@@ -23,6 +23,7 @@ from ..viz.inspect import node_call_ids, run_summary
 from ..viz.safe import esc, md_escape, shorten
 from . import data as uidata
 from .component import graph as graph_component
+from .answer_view import answer_box  # noqa: F401  (pages call W.answer_box)
 from .inspector import _num, inspector  # noqa: F401  (pages call W.inspector)
 
 # ---------------------------------------------------------------- set-up, errors, store
@@ -304,26 +305,6 @@ def node_picker(trace: Any, *, key: str) -> str | None:
                        help="Or click a node in the graph.")
     ss[f"{key}__node"] = nid
     return nid
-
-
-def answer_box(trace: Any, verdict: dict[str, Any] | None = None) -> None:
-    ans = trace.answer
-    if not ans:
-        return
-    if ans.get("refused"):
-        st.warning("The method refused to answer: " + md_escape(ans.get("reason") or ans.get("text") or ""))
-    else:
-        mark = ""
-        if verdict is not None:
-            mark = (" · :material/check_circle: correct" if verdict.get("correct")
-                    else " · :material/cancel: incorrect")
-        st.success("**Answer:** " + md_escape(ans.get("text") or "") + mark)
-        info = ans.get("info") or {}
-        if info.get("answer_span") and info.get("full_answer"):   # the span's source
-            st.caption("Long answer: " + md_escape(info["full_answer"]))
-    gold = (trace.meta or {}).get("gold") or {}
-    if gold.get("answers"):
-        st.caption("Gold: " + md_escape(" | ".join(map(str, gold["answers"]))))
 
 
 # ---------------------------------------------------------------- what-if
