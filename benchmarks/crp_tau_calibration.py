@@ -9,10 +9,14 @@ sub-answer occurs in the knowledge summary. Negatives pair each step with anothe
 knowledge. The script prints the PPL distribution of both classes and the threshold with
 the best balanced accuracy, and as its last line one JSON object.
 
-A dataset without gold sub-questions (HotpotQA has supporting facts instead) is calibrated
-from the nodes of a stored eval's CRP-RAG runs (``--from-eval``): the nodes the method itself
-wrote, with the PPLs it scored. A node counts as supported when a passage it retrieved is one
-of the question's supporting-fact pages (a proxy: the page may hold the other hop's fact).
+Gold sub-questions are not the steps CRP-RAG writes: on the demo's test split the tau they
+give (1.091) refused 8 of the first 9 questions. ``--from-eval`` calibrates on the nodes of a
+stored eval's CRP-RAG runs instead: the steps the method itself wrote, with the PPLs it
+scored (run that eval with a tau that prunes nothing; the PPLs do not depend on it). A node
+counts as supported when its knowledge contains one of the question's gold sub-answers or its
+answer (a step needs one of them; which one is not known), or, on a dataset with neither
+(HotpotQA has supporting facts), when a passage it retrieved is one of the question's
+supporting-fact pages (a proxy: the page may hold the other hop's fact).
 Run that eval on a train split the scored questions do not overlap. The proxy is weak where
 steps name the question's entities: on HotpotQA-100 (train questions 51-100, default model)
 16 of 19 paper-preset nodes and all 12 nodes with query_with_question retrieved a supporting
@@ -139,12 +143,16 @@ def nodes_from_eval(eval_id: str, variant: str | None) -> tuple[list[dict], dict
     for it in items:
         q = gold[it["question_id"]]
         titles = {t.lower() for t in (q.gold_titles or [])}
-        if not titles:
+        answers = [str(d["answer"]) for d in (q.decomposition or []) if d.get("answer")]
+        answers += [str(a) for a in (q.answers or [])] if answers else []
+        if not (titles or answers):
             no_titles += 1
             continue
-        out += [{**row, "question": q.id} for row in label_nodes(st.events(it["run_id"]), titles)]
+        out += [{**row, "question": q.id}
+                for row in label_nodes(st.events(it["run_id"]), titles, answers)]
     if no_titles:
-        print(f"{no_titles} question(s) without supporting-fact pages skipped", file=sys.stderr)
+        print(f"{no_titles} question(s) without gold sub-answers or supporting-fact pages "
+              f"skipped", file=sys.stderr)
     qids = sorted({it["question_id"] for it in items})
     splits = sorted({gold[i].split for i in qids})
     mode = modes.pop()
@@ -154,10 +162,12 @@ def nodes_from_eval(eval_id: str, variant: str | None) -> tuple[list[dict], dict
                  "steps": len(out)}
 
 
-def label_nodes(events: list, gold_titles: set[str]) -> list[dict]:
-    """One row per evaluated node that retrieved: supported when a retrieved passage's title
-    is one of ``gold_titles`` (lower-cased)."""
+def label_nodes(events: list, gold_titles: set[str], gold_answers: list[str] = ()) -> list[dict]:
+    """One row per evaluated node that retrieved. With ``gold_answers``: supported when the
+    node's knowledge contains one of them; else when a retrieved passage's title is one of
+    ``gold_titles`` (lower-cased)."""
     docs: dict[str, set[str]] = {}
+    knowledge: dict[str, str] = {}
     texts: dict[str, str] = {}
     out = []
     for e in events:
@@ -165,9 +175,12 @@ def label_nodes(events: list, gold_titles: set[str]) -> list[dict]:
             texts[e.node_id] = e.data.get("text", "")
         elif e.type == "node_retrieved":
             docs[e.node_id] = {str(d.get("title", "")).lower() for d in e.data.get("docs", [])}
+        elif e.type == "node_aggregated":
+            knowledge[e.node_id] = e.data.get("knowledge", "")
         elif e.type == "node_evaluated" and e.node_id in docs:
-            out.append({"step": texts.get(e.node_id, e.node_id),
-                        "supported": bool(docs[e.node_id] & gold_titles),
+            sup = C.contains_gold(knowledge.get(e.node_id, ""), list(gold_answers)) \
+                if gold_answers else bool(docs[e.node_id] & gold_titles)
+            out.append({"step": texts.get(e.node_id, e.node_id), "supported": sup,
                         "ppl": e.data.get("perplexity"), "unknown": bool(e.data.get("unknown"))})
     return out
 

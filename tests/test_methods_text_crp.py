@@ -504,3 +504,7 @@ def test_tau_calibration_labels_a_runs_own_nodes_by_supporting_pages():
     neg = [r["ppl"] for r in rows if not r["supported"]]
     tau, acc = cal.best_tau(pos, neg)
     assert max(pos) < tau <= min(neg) and acc == 1.0
+    # with gold sub-answers the label is whether the node's knowledge holds one of them
+    by_answer = {r["step"]: r["supported"] for r in cal.label_nodes(events, set(), ["2001"])}
+    assert by_answer[A] and by_answer[B]
+    assert not any(v for s, v in by_answer.items() if s not in (A, B))
