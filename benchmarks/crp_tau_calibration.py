@@ -118,8 +118,8 @@ def main() -> None:
 
 
 def nodes_from_eval(eval_id: str, variant: str | None) -> tuple[list[dict], dict]:
-    """The evaluated nodes of a stored eval's CRP-RAG runs, labelled by whether a retrieved
-    passage is one of the question's supporting-fact pages."""
+    """The evaluated nodes of a stored eval's CRP-RAG runs (finished or refused), labelled as
+    :func:`label_nodes` says."""
     from workbench.store import Store
     st = Store()
     batch = st.query("SELECT dataset, model_name FROM eval_batches WHERE eval_id = ?", [eval_id])
@@ -129,29 +129,29 @@ def nodes_from_eval(eval_id: str, variant: str | None) -> tuple[list[dict], dict
     gold = {q.id: q for q in ds.questions}
     items = st.query("SELECT i.run_id, i.question_id, i.variant, r.config FROM eval_items i "
                      "JOIN runs r ON r.run_id = i.run_id WHERE i.eval_id = ? AND i.method = "
-                     "'crp-rag' AND i.status IN ('finished', 'refused')" + (" AND i.variant = ?" if variant
-                                                              else ""),
+                     "'crp-rag' AND i.status IN ('finished', 'refused')"
+                     + (" AND i.variant = ?" if variant else ""),
                      [eval_id] + ([variant] if variant else []))
     if not items:
-        raise SystemExit(f"eval {eval_id} has no finished CRP-RAG runs"
+        raise SystemExit(f"eval {eval_id} has no finished or refused CRP-RAG runs"
                          + (f" in variant {variant!r}" if variant else ""))
     modes = {it["config"].get("sufficiency_mode") for it in items}
     if len(modes) > 1:
         raise SystemExit(f"eval {eval_id} mixes sufficiency modes {sorted(modes)}; pick one "
                          f"with --variant")
-    out, no_titles = [], 0
+    out, skipped = [], 0
     for it in items:
         q = gold[it["question_id"]]
         titles = {t.lower() for t in (q.gold_titles or [])}
         answers = [str(d["answer"]) for d in (q.decomposition or []) if d.get("answer")]
         answers += [str(a) for a in (q.answers or [])] if answers else []
         if not (titles or answers):
-            no_titles += 1
+            skipped += 1
             continue
         out += [{**row, "question": q.id}
                 for row in label_nodes(st.events(it["run_id"]), titles, answers)]
-    if no_titles:
-        print(f"{no_titles} question(s) without gold sub-answers or supporting-fact pages "
+    if skipped:
+        print(f"{skipped} question(s) without gold sub-answers or supporting-fact pages "
               f"skipped", file=sys.stderr)
     qids = sorted({it["question_id"] for it in items})
     splits = sorted({gold[i].split for i in qids})

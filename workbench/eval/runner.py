@@ -144,10 +144,11 @@ class EvalRunner:
         self.judge_backend = judge_backend
         # a resume runs the configs the eval started with, not today's defaults: a default
         # changed since would give new config hashes, new item keys, and one eval holding runs
-        # of two configs under one label
+        # of two configs under one label. The stored ones are read first, so a config that
+        # no longer builds gets its own message rather than today's planning error.
+        stored = None if variants is None else stored_variants(variants, method_classes, eval_id)
         planned = plan_variants(spec, method_classes)
-        self.variants = planned if variants is None else \
-            stored_variants(variants, method_classes, eval_id)
+        self.variants = planned if stored is None else stored
         self.config_drift = config_drift(self.variants, planned)
         self.questions = self._questions()
         self._replay: dict[str, Any] | None = None

@@ -92,6 +92,7 @@ def _calibration_mismatch(rec: fitted.FitRecord, tau: float, ctx: RunContext) ->
     run has another model or another dataset (a model's perplexities shift with both)."""
     running = getattr(getattr(ctx.llm, "info", None), "name", "")
     other_model = bool(running) and rec.extra.get("model") not in (None, running)
+    # "dataset" is the name an eval gives a dataset object handed in without one (tests)
     other_data = bool(ctx.dataset) and ctx.dataset not in (rec.dataset, "dataset")
     if not (other_model or other_data):
         return None
