@@ -137,15 +137,16 @@ def test_similar_proposals_merge_and_keep_all_parents():
     assert all(s[2] > 0.9 for s in m.attrs["merge_sims"])
     ev = next(e for e in tr.log if e["type"] == "proposals_merged")
     assert sorted(ev["data"]["parents"]) == sorted([a, b])
-    # two root-to-sink paths through the merged node: the default reasons along the best one
+    # two root-to-sink paths through the merged node, both selected and integrated
+    sel = [p for p in tr.paths.values() if p["state"] == "selected"]
+    assert len(sel) == 2 and all(p["nodes"][-1] == m.id for p in sel)
+    assert any(e["type"] == "answers_integrated" for e in tr.log)
+    # max_answer_paths=1: the best path alone, the other unused, nothing to integrate
+    tr = run(make_backend(DIAMOND, {}), {"max_answer_paths": 1})
     sel = [p for p in tr.paths.values() if p["state"] == "selected"]
     unused = [p for p in tr.paths.values() if p["state"] == "unused"]
     assert len(sel) == len(unused) == 1 and sel[0]["nodes"][-1] == unused[0]["nodes"][-1] == m.id
     assert not any(e["type"] == "answers_integrated" for e in tr.log)
-    # the paper's way: every valid path, integrated by P_abstract
-    tr = run(make_backend(DIAMOND, {}), {"max_answer_paths": 3})
-    sel = [p for p in tr.paths.values() if p["state"] == "selected"]
-    assert len(sel) == 2 and any(e["type"] == "answers_integrated" for e in tr.log)
 
 
 def test_proposals_below_merge_threshold_stay_separate():
@@ -228,7 +229,7 @@ def test_paper_evaluation_prompt_has_no_sentinel_and_no_demo():
 
 
 def test_events_follow_the_spec_order():
-    tr = run(make_backend(DIAMOND, {}), {"max_answer_paths": 3})     # with integration
+    tr = run(make_backend(DIAMOND, {}))
     # within the merging iteration
     it1 = [e for e in tr.log if e["data"].get("iteration") == 1]
     t1 = [e["type"] for e in it1]
@@ -255,20 +256,20 @@ def test_events_follow_the_spec_order():
 
 def test_every_llm_call_is_linked_and_evaluated_nodes_are_scored():
     tr = run(make_backend(DIAMOND, {}))
-    question = next(n.text for n in tr.nodes.values() if n.kind == "question")
     for c in tr.llm_calls.values():
         assert c["node_id"] in tr.nodes and c["prompt"] and "tokens" in c
     for n in tr.nodes.values():
         if n.kind in ("step", "final"):
             assert "perplexity" in n.scores and "tau_ppl" in n.thresholds
-            assert n.attrs["retrieval_query"] == f"{question} {n.text}" and n.attrs["knowledge"]
+            assert n.attrs["retrieval_query"] == n.text and n.attrs["knowledge"]
             assert n.evidence and n.evidence[0]["hits"]
 
 
-def test_the_papers_retrieval_query_is_the_node_text_alone():
-    tr = run(make_backend(DIAMOND, {}), {"query_with_question": False})
+def test_query_with_question_puts_the_question_before_each_node_text():
+    tr = run(make_backend(DIAMOND, {}), {"query_with_question": True})
+    question = next(n.text for n in tr.nodes.values() if n.kind == "question")
     steps = [n for n in tr.nodes.values() if n.kind in ("step", "final")]
-    assert steps and all(n.attrs["retrieval_query"] == n.text for n in steps)
+    assert steps and all(n.attrs["retrieval_query"] == f"{question} {n.text}" for n in steps)
 
 
 def test_unparsable_proposals_become_visible_and_run_continues():
@@ -501,7 +502,7 @@ def test_tau_calibration_labels_a_runs_own_nodes_by_supporting_pages():
 
     be = make_backend(DIAMOND, {A: ("Spirited Away", -0.3), B: ("Many films", -0.4)},
                       default_eval=("Ghibli.", -0.01))
-    tr = run(be, {"query_with_question": False}, retriever=StudioPages())   # node text alone
+    tr = run(be, retriever=StudioPages())
     events = [T.node_added(n.id, n.kind, n.text) for n in tr.nodes.values()] + \
         [T.Event(e["type"], e["data"], node_id=e["node_id"]) for e in tr.log]
     rows = cal.label_nodes(events, {"studio ghibli"})
