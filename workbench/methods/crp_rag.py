@@ -11,8 +11,8 @@ Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
 * ``ag``  — per node: an evaluation answer whose perplexity decides sufficiency
   (PPL < tau_ppl); every root-to-sink path through an insufficient node is pruned; no
   surviving path means refusal; otherwise the best ``max_answer_paths`` valid paths (lowest
-  maximum PPL first) are reasoned step by step and, when there are
-  several, their answers are integrated; one constrained call then reads the short answer span
+  maximum PPL first) are reasoned step by step and their answers integrated; one constrained
+  call then reads the short answer span
   (entity, date, number, yes/no) out of that free-text answer (``answer_span``, an addition
   for EM/F1 scoring; its ``answer_extraction`` node sits between the sinks and the answer).
 
