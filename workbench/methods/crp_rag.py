@@ -11,10 +11,9 @@ Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
 * ``ag``  — per node: an evaluation answer whose perplexity decides sufficiency
   (PPL < tau_ppl); every root-to-sink path through an insufficient node is pruned; no
   surviving path means refusal; otherwise the best ``max_answer_paths`` valid paths (lowest
-  maximum PPL first) are reasoned step by step and their answers integrated; one constrained
-  call then reads the short answer span
-  (entity, date, number, yes/no) out of that free-text answer (``answer_span``, an addition
-  for EM/F1 scoring; its ``answer_extraction`` node sits between the sinks and the answer).
+  maximum PPL first) are reasoned step by step, and two or more path answers are
+  integrated; one constrained call then reads the short answer span (entity, date, number,
+  yes/no) out of that free-text answer (``answer_span``, an addition for EM/F1 scoring; its ``answer_extraction`` node sits between the sinks and the answer).
 
 Event names and order follow the spec's §6.1 table: core events where the reducer has one
 (``node_added`` = node_created, ``retrieved``, ``node_scored``, ``path``, ``answer``), and
