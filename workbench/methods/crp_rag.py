@@ -13,7 +13,8 @@ Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
   surviving path means refusal; otherwise the best ``max_answer_paths`` valid paths (lowest
   maximum PPL first) are reasoned step by step, and two or more path answers are
   integrated; one constrained call then reads the short answer span (entity, date, number,
-  yes/no) out of that free-text answer (``answer_span``, an addition for EM/F1 scoring; its ``answer_extraction`` node sits between the sinks and the answer).
+  yes/no) out of that free-text answer (``answer_span``, an addition for EM/F1 scoring; its
+  ``answer_extraction`` node sits between the sinks and the answer).
 
 Event names and order follow the spec's §6.1 table: core events where the reducer has one
 (``node_added`` = node_created, ``retrieved``, ``node_scored``, ``path``, ``answer``), and
