@@ -151,7 +151,7 @@ class Table:
     def __init__(self) -> None:
         self.figures: dict[str, dict[str, float]] = {}
         self.per_q: dict[str, dict[str, list[float]]] = {}
-        print(f"{'method':14s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
+        print(f"{'method':22s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
               f"{'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
 
     def add(self, label: str, rows: list[Row]) -> None:
@@ -169,7 +169,7 @@ class Table:
         self.figures[label] = f
         self.per_q[label] = {"accuracy": [r.ok for r in rows], "token_f1": [r.f1 for r in rows]}
         wall = f"{f['mean_wall_s']:7.2f}" if walls else f"{'-':>7s}"
-        print(f"{label:14s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
+        print(f"{label:22s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
               f"{wall} {f['accuracy']:5.2f} {f['em']:5.2f} {f['token_f1']:5.2f} "
               f"{f['refusal_rate']:7.2f} {f['failed']:6d}"
               + (f"  (wall over {len(walls)} runs)" if len(walls) < n else ""), flush=True)
@@ -194,22 +194,21 @@ def report_eval(eval_id: str) -> None:
     st = Store()
     ev = get_eval(st, eval_id)
     items = st.query(
-        "SELECT run_id, method, question_id, llm_calls, prompt_tokens, completion_tokens, "
-        "wall_ms, contains, em, f1, refused, status FROM eval_items WHERE eval_id = ? "
-        "ORDER BY question_id", [eval_id])
+        "SELECT run_id, method, variant, question_id, llm_calls, prompt_tokens, "
+        "completion_tokens, wall_ms, contains, em, f1, refused, status FROM eval_items "
+        "WHERE eval_id = ? ORDER BY question_id", [eval_id])
     reused = runs_with_reused_calls(st, eval_id)
     model = ev["model_name"] or next(iter(st.query(   # an eval killed before its end
         "SELECT model_name FROM runs WHERE eval_id = ? LIMIT 1", [eval_id])), {}).get("model_name")
     by_method: dict[str, dict[str, dict]] = {}
     for it in items:
-        by_method.setdefault(it["method"], {})[it["question_id"]] = it
+        by_method.setdefault(row_label(it, items), {})[it["question_id"]] = it
     shared = set.intersection(*(set(v) for v in by_method.values())) if by_method else set()
     print(f"eval {eval_id}: model {model}, dataset {ev['dataset']}, "
           f"{len(shared)} questions every method answered", flush=True)
     table = Table()
-    for method in ev["methods"]:
-        got = by_method.get(method, {})
-        table.add(method, [Row(q, it["llm_calls"] or 0,
+    for label, got in by_method.items():
+        table.add(label, [Row(q, it["llm_calls"] or 0,
                                (it["prompt_tokens"] or 0) + (it["completion_tokens"] or 0),
                                None if it["run_id"] in reused else (it["wall_ms"] or 0) / 1000.0,
                                it["contains"] or 0.0, it["em"] or 0.0, it["f1"] or 0.0,
@@ -218,6 +217,13 @@ def report_eval(eval_id: str) -> None:
     print(json.dumps({"eval": eval_id, "model": model, "dataset": ev["dataset"],
                       "questions": len(shared), "reuse_calls": ev["spec"].get("reuse_calls"),
                       "methods": table.finish()}))
+
+
+def row_label(item: dict, items: list[dict]) -> str:
+    """The method, or ``method [variant]`` when the eval ran that method in several
+    variants (one row each, never a mix of them)."""
+    variants = {it["variant"] for it in items if it["method"] == item["method"]}
+    return item["method"] if len(variants) < 2 else f"{item['method']} [{item['variant']}]"
 
 
 def method_overrides(label: str, overrides: dict[str, dict[str, str]]) -> tuple[str, dict]:
