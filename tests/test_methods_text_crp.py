@@ -272,6 +272,19 @@ def test_query_with_question_puts_the_question_before_each_node_text():
     assert steps and all(n.attrs["retrieval_query"] == f"{question} {n.text}" for n in steps)
 
 
+AGG_INSTRUCTIONS = {"paper": "Organise the knowledge", "short": "one to three short sentences"}
+
+
+@pytest.mark.parametrize("style", sorted(AGG_INSTRUCTIONS))
+def test_integration_prompt_choice_decides_the_summary_instruction(style):
+    be = make_backend(DIAMOND, {})
+    run(be, {"integration_prompt": style})
+    agg = [c["prompt"] for c in be.calls if P.AGG_TAG in c["prompt"]]
+    assert agg and all("Passage 1 about" in p for p in agg)
+    for other, instruction in AGG_INSTRUCTIONS.items():
+        assert all((instruction in p) == (other == style) for p in agg), other
+
+
 def test_unparsable_proposals_become_visible_and_run_continues():
     be = ScriptedBackend()
     be.add(P.GEN_TAG, "not json at all")
