@@ -16,7 +16,7 @@ Builds are cached per corpus and model under
 - ``meta.json``: dataset, model, counts, parse failures, timings.
 
 :func:`load_built_kg` finds a built graph for a dataset (the newest, or the one for a
-given model). ``Dataset.kg()`` does not look here yet; the lead wires it in.
+given model); ``Dataset.kg()`` falls back to it for a dataset that ships no KG.
 """
 from __future__ import annotations
 
