@@ -63,6 +63,15 @@ def test_a_named_variant_crossed_with_a_grid_names_each_config():
     assert sorted(v.label for v in vs) == ["plain,k=1", "plain,k=3", "verbose,k=1", "verbose,k=3"]
 
 
+def test_a_set_without_a_sweep_names_the_variant_it_changes():
+    spec = EvalSpec(dataset="toy", methods=["toy-rag", "toy-llm"],
+                    sets={"toy-rag.style": "verbose", "idk_prompt": True})
+    labels = {v.method: v.label for v in plan_variants(spec, toy_methods())}
+    assert labels == {"toy-rag": "style=verbose,idk_prompt=True", "toy-llm": "idk_prompt=True"}
+    plain = plan_variants(EvalSpec(dataset="toy", methods=["toy-llm"]), toy_methods())
+    assert [v.label for v in plain] == ["default"]
+
+
 def test_plan_rejects_unknown_and_bad_knobs():
     with pytest.raises(ConfigError, match="belong to none"):
         plan_variants(EvalSpec("toy", ["toy-rag"], sets={"nope": 1}), toy_methods())

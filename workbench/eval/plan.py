@@ -197,8 +197,13 @@ def plan_variants(spec: EvalSpec, method_classes: dict[str, type]) -> list[Varia
                 # a named variant crossed with a grid is several configs: name each one
                 swept = ",".join(f"{k}={_fmt(v)}" for k, v in shown.items()
                                  if any(k == x or x.endswith("." + k) for x in combo))
+                # a config set for every variant is named only where nothing varies, so
+                # that a lone `--set` run never reads as the method's defaults
+                fixed = {k: v for k, v in {**{k: cfg[k] for k in mo}, **given}.items()
+                         if any(k == x or x.endswith("." + k) for x in spec.sets)}
                 label = (f"{ex['label']},{swept}" if swept else ex["label"]) if ex.get("label") \
-                    else ",".join(f"{k}={_fmt(v)}" for k, v in shown.items()) or "default"
+                    else ",".join(f"{k}={_fmt(v)}" for k, v in (shown or fixed).items()) \
+                    or "default"
                 out.append(Variant(m, {k: cfg[k] for k in mo}, ek, label, cfg, h,
                                    {**{k: cfg[k] for k in mo}, **given}))
     unused = all_keys - used_keys
