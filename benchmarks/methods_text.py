@@ -188,6 +188,7 @@ class Table:
 
 def report_eval(eval_id: str) -> None:
     """The table of a stored eval: its items on the questions every method answered."""
+    from workbench.eval.queries import series
     from workbench.eval.runner import get_eval
     from workbench.llm.replay import runs_with_reused_calls
     from workbench.store import Store
@@ -201,8 +202,8 @@ def report_eval(eval_id: str) -> None:
     model = ev["model_name"] or next(iter(st.query(   # an eval killed before its end
         "SELECT model_name FROM runs WHERE eval_id = ? LIMIT 1", [eval_id])), {}).get("model_name")
     by_method: dict[str, dict[str, dict]] = {}
-    for it in items:
-        by_method.setdefault(row_label(it, items), {})[it["question_id"]] = it
+    for it in series(items):       # one row per variant where a method ran several
+        by_method.setdefault(it["series"], {})[it["question_id"]] = it
     shared = set.intersection(*(set(v) for v in by_method.values())) if by_method else set()
     print(f"eval {eval_id}: model {model}, dataset {ev['dataset']}, "
           f"{len(shared)} questions every method answered", flush=True)
@@ -217,13 +218,6 @@ def report_eval(eval_id: str) -> None:
     print(json.dumps({"eval": eval_id, "model": model, "dataset": ev["dataset"],
                       "questions": len(shared), "reuse_calls": ev["spec"].get("reuse_calls"),
                       "methods": table.finish()}))
-
-
-def row_label(item: dict, items: list[dict]) -> str:
-    """The method, or ``method [variant]`` when the eval ran that method in several
-    variants (one row each, never a mix of them)."""
-    variants = {it["variant"] for it in items if it["method"] == item["method"]}
-    return item["method"] if len(variants) < 2 else f"{item['method']} [{item['variant']}]"
 
 
 def method_overrides(label: str, overrides: dict[str, dict[str, str]]) -> tuple[str, dict]:

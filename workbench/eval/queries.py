@@ -94,7 +94,7 @@ def _ci_sql(binary: bool) -> str:
             f"mean + {Z95} * coalesce(sd, 0) / sqrt(greatest(n, 1)) AS hi")
 
 
-def _series(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def series(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Label each row: the method, plus its variant when a method has several."""
     per: dict[str, set[str]] = {}
     for r in rows:
@@ -127,7 +127,7 @@ def summary(store: Any, eval_ids: str | Sequence[str], metric: str = "correct") 
             GROUP BY method, variant)
         SELECT method, variant, n, n_items, k, mean, sd, {_ci_sql(binary)}
         FROM a ORDER BY method, variant""", args)
-    return _series(rows)
+    return series(rows)
 
 
 def by_group(store: Any, eval_ids: str | Sequence[str], metric: str, group: str
@@ -144,7 +144,7 @@ def by_group(store: Any, eval_ids: str | Sequence[str], metric: str, group: str
             GROUP BY method, variant, grp)
         SELECT method, variant, grp, n, k, mean, sd, {_ci_sql(binary)}
         FROM a ORDER BY method, variant, TRY_CAST(grp AS DOUBLE) NULLS LAST, grp""", args)
-    return _series(rows)
+    return series(rows)
 
 
 def efficiency(store: Any, eval_ids: str | Sequence[str]) -> list[dict[str, Any]]:
@@ -160,7 +160,7 @@ def efficiency(store: Any, eval_ids: str | Sequence[str]) -> list[dict[str, Any]
                avg(judge_ms) AS judge_ms
         FROM eval_items WHERE {where}
         GROUP BY method, variant ORDER BY method, variant""", args)
-    return _series(rows)
+    return series(rows)
 
 
 def calibration(store: Any, eval_ids: str | Sequence[str], bins: int = 10,
@@ -183,7 +183,7 @@ def calibration(store: Any, eval_ids: str | Sequence[str], bins: int = 10,
         SELECT method, variant, sum(n) AS n, sum(n * abs(conf - acc)) / sum(n) AS ece,
                sum(n * conf) / sum(n) AS mean_conf, sum(n * acc) / sum(n) AS accuracy
         FROM b GROUP BY method, variant ORDER BY method, variant""", args)
-    return _series(bin_rows), _series(ece_rows)
+    return series(bin_rows), series(ece_rows)
 
 
 def crag(store: Any, eval_ids: str | Sequence[str], group: str | None = None
@@ -206,7 +206,7 @@ def crag(store: Any, eval_ids: str | Sequence[str], group: str | None = None
         SELECT *, score - {Z95} * coalesce(sd, 0) / sqrt(n) AS score_lo,
                score + {Z95} * coalesce(sd, 0) / sqrt(n) AS score_hi
         FROM a ORDER BY method, variant, TRY_CAST(grp AS DOUBLE) NULLS LAST, grp""", args)
-    return _series(rows)
+    return series(rows)
 
 
 def knob_response(store: Any, eval_ids: str | Sequence[str], knob: str,
@@ -243,7 +243,7 @@ def paired(store: Any, eval_ids: str | Sequence[str], metric: str = "correct", *
     from .metrics import mcnemar, paired_bootstrap
     expr, binary = metric_expr(metric), METRICS[metric][2]
     where, args = _ids(eval_ids)
-    rows = _series(store.query(f"""
+    rows = series(store.query(f"""
         SELECT method, variant, question_id, seed, {expr} AS m FROM eval_items
         WHERE {where} AND question_id IS NOT NULL AND {expr} IS NOT NULL""", args))
     per: dict[str, dict[tuple, float]] = {}

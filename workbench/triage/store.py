@@ -182,7 +182,7 @@ def _ids(eval_ids: str | Iterable[str]) -> tuple[str, list[str]]:
 
 
 def _series(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from ..eval.queries import _series as label
+    from ..eval.queries import series as label
     return label(rows)
 
 
