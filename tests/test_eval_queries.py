@@ -27,6 +27,15 @@ def _rows(st, eid):
     return st.query("SELECT * FROM eval_items WHERE eval_id = ?", [eid])
 
 
+def test_series_names_a_variant_only_where_a_method_has_several():
+    lone = Q.series([{"method": "crp-rag", "variant": "root_probe=True"},
+                     {"method": "vanilla", "variant": "default"}])
+    assert [r["series"] for r in lone] == ["crp-rag", "vanilla"]
+    across = Q.series([{"method": "crp-rag", "variant": "default"},     # two evals compared
+                       {"method": "crp-rag", "variant": "root_probe=True"}])
+    assert [r["series"] for r in across] == ["crp-rag [default]", "crp-rag [root_probe=True]"]
+
+
 def test_summary_matches_python_and_wilson(ev):
     st, eid = ev
     rows = _rows(st, eid)

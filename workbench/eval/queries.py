@@ -95,14 +95,14 @@ def _ci_sql(binary: bool) -> str:
 
 
 def series(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Label each row: the method, plus its variant when a method has several."""
+    """Label each row: the method, plus its variant when a method has several (a lone
+    variant's knobs are in the eval's spec, and would only lengthen every chart label)."""
     per: dict[str, set[str]] = {}
     for r in rows:
         per.setdefault(r["method"], set()).add(r.get("variant") or "default")
     for r in rows:
         v = r.get("variant") or "default"
-        r["series"] = r["method"] if (len(per[r["method"]]) == 1 and v == "default") \
-            else f"{r['method']} [{v}]"
+        r["series"] = r["method"] if len(per[r["method"]]) == 1 else f"{r['method']} [{v}]"
     return rows
 
 
