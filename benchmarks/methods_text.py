@@ -201,14 +201,14 @@ def report_eval(eval_id: str) -> None:
     reused = runs_with_reused_calls(st, eval_id)
     model = ev["model_name"] or next(iter(st.query(   # an eval killed before its end
         "SELECT model_name FROM runs WHERE eval_id = ? LIMIT 1", [eval_id])), {}).get("model_name")
-    by_method: dict[str, dict[str, dict]] = {}
+    by_series: dict[str, dict[str, dict]] = {}
     for it in series(items):       # one row per variant where a method ran several
-        by_method.setdefault(it["series"], {})[it["question_id"]] = it
-    shared = set.intersection(*(set(v) for v in by_method.values())) if by_method else set()
+        by_series.setdefault(it["series"], {})[it["question_id"]] = it
+    shared = set.intersection(*(set(v) for v in by_series.values())) if by_series else set()
     print(f"eval {eval_id}: model {model}, dataset {ev['dataset']}, "
           f"{len(shared)} questions every method answered", flush=True)
     table = Table()
-    for label, got in by_method.items():
+    for label, got in by_series.items():
         table.add(label, [Row(q, it["llm_calls"] or 0,
                                (it["prompt_tokens"] or 0) + (it["completion_tokens"] or 0),
                                None if it["run_id"] in reused else (it["wall_ms"] or 0) / 1000.0,

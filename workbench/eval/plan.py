@@ -10,7 +10,7 @@ import dataclasses
 import itertools
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from .. import config as cfgmod
 from ..methods.batched import has_batching
@@ -135,6 +135,12 @@ def _fmt(v: Any) -> str:
     return json.dumps(v) if isinstance(v, (list, dict)) else str(v)
 
 
+def _named(values: dict[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """The knobs of ``values`` that ``keys`` name, bare (``k``) or method-scoped (``m.k``)."""
+    keys = list(keys)
+    return {k: v for k, v in values.items() if any(k == x or x.endswith("." + k) for x in keys)}
+
+
 def plan_variants(spec: EvalSpec, method_classes: dict[str, type]) -> list[Variant]:
     """Expand methods × explicit variants × grid into distinct, validated configs."""
     if not spec.methods:
@@ -191,21 +197,16 @@ def plan_variants(spec: EvalSpec, method_classes: dict[str, type]) -> list[Varia
                 if h in seen:
                     continue
                 seen.add(h)
-                varied = set(combo) | set(ex.get("set") or {})
-                shown = {k: v for k, v in {**{k: cfg[k] for k in mo}, **given}.items()
-                         if any(k == x or x.endswith("." + k) for x in varied)}
+                values = {**{k: cfg[k] for k in mo}, **given}
+                shown = _named(values, set(combo) | set(ex.get("set") or {}))
                 # a named variant crossed with a grid is several configs: name each one
-                swept = ",".join(f"{k}={_fmt(v)}" for k, v in shown.items()
-                                 if any(k == x or x.endswith("." + k) for x in combo))
+                swept = ",".join(f"{k}={_fmt(v)}" for k, v in _named(shown, combo).items())
                 # a config set for every variant is named only where nothing varies, so
                 # that a lone `--set` run never reads as the method's defaults
-                fixed = {k: v for k, v in {**{k: cfg[k] for k in mo}, **given}.items()
-                         if any(k == x or x.endswith("." + k) for x in spec.sets)}
                 label = (f"{ex['label']},{swept}" if swept else ex["label"]) if ex.get("label") \
-                    else ",".join(f"{k}={_fmt(v)}" for k, v in (shown or fixed).items()) \
-                    or "default"
-                out.append(Variant(m, {k: cfg[k] for k in mo}, ek, label, cfg, h,
-                                   {**{k: cfg[k] for k in mo}, **given}))
+                    else ",".join(f"{k}={_fmt(v)}" for k, v in
+                                  (shown or _named(values, spec.sets)).items()) or "default"
+                out.append(Variant(m, {k: cfg[k] for k in mo}, ek, label, cfg, h, values))
     unused = all_keys - used_keys
     if unused:
         raise cfgmod.ConfigError(

@@ -17,6 +17,7 @@ import time
 from typing import Any, Iterable, Sequence
 
 from .. import trace as T
+from ..eval.queries import series
 from ..store import Store, bulk_insert
 from .classify import CLASSES, VERSION, Triage, triage
 
@@ -181,15 +182,10 @@ def _ids(eval_ids: str | Iterable[str]) -> tuple[str, list[str]]:
     return "i.eval_id IN (" + ", ".join("?" for _ in ids) + ")", ids
 
 
-def _series(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from ..eval.queries import series as label
-    return label(rows)
-
-
 def class_counts(db: Any, eval_ids: str | Iterable[str]) -> list[dict[str, Any]]:
     """Per method/variant and class: n, and the share of the series' triaged runs."""
     where, args = _ids(eval_ids)
-    return _series(db.query(f"""
+    return series(db.query(f"""
         WITH c AS (
             SELECT i.method, i.variant, t.failure_class AS cls, count(*) AS n
             FROM eval_items i JOIN triage t ON t.run_id = i.run_id
@@ -212,7 +208,7 @@ def untriaged(db: Any, eval_ids: str | Iterable[str]) -> list[dict[str, Any]]:
 def break_kinds(db: Any, eval_ids: str | Iterable[str], top: int = 5) -> list[dict[str, Any]]:
     """The most common kinds of breaking node per method/variant (wrong runs only)."""
     where, args = _ids(eval_ids)
-    return _series(db.query(f"""
+    return series(db.query(f"""
         WITH k AS (
             SELECT i.method, i.variant, t.break_kind AS kind, count(*) AS n,
                    list(DISTINCT t.failure_class ORDER BY t.failure_class) AS classes
@@ -232,7 +228,7 @@ def recall(db: Any, eval_ids: str | Iterable[str]) -> list[dict[str, Any]]:
     (retrievals with the question itself; ``n_q`` runs made one) and at the node level
     (every retrieval of the run)."""
     where, args = _ids(eval_ids)
-    return _series(db.query(f"""
+    return series(db.query(f"""
         SELECT i.method, i.variant, count(*) AS n,
                count(t.found_q) AS n_q,
                avg(t.recall_q) AS recall_q,
