@@ -18,6 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--limit", type=int, help="only the first N passages")
     b.add_argument("--max-triples", type=int, default=8, help="triples per passage (default 8)")
     b.add_argument("--max-tokens", type=int, default=320)
+    b.add_argument("--batch", type=int, default=4,
+                   help="passages decoded together (default 4; 1 decodes one at a time)")
     b.add_argument("--restart", action="store_true", help="discard the checkpoint and start over")
     b.add_argument("--no-progress", action="store_true")
     add_model_args(b)
@@ -36,7 +38,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     ds = load_dataset(args.dataset)
     llm = backend_from_args(args)
     res = build_kg(ds, llm, limit=args.limit, max_triples=args.max_triples,
-                   max_tokens=args.max_tokens, progress=not args.no_progress,
+                   max_tokens=args.max_tokens, batch=args.batch, progress=not args.no_progress,
                    restart=args.restart, echo=lambda s: print(s, file=sys.stderr))
     state = "complete" if res.complete else "partial (run again to resume)"
     print(f"{res.dataset}: {res.passages_total} selected passages {state}; "

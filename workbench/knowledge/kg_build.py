@@ -30,7 +30,8 @@ from typing import Any, Callable, Iterable
 
 from .. import paths
 from ..datasets.base import Entity, Passage, Triple
-from ..llm.base import ContextOverflowError, GenParams
+from ..llm import batching
+from ..llm.base import ContextOverflowError, GenParams, GenRequest
 from .text import normalize_name
 
 PROMPT_VERSION = "kgb-1"
@@ -96,35 +97,78 @@ def _valid(obj: Any) -> list[list[str]]:
     return out
 
 
+def _new_record(p: Passage) -> dict[str, Any]:
+    return {"pid": p.id, "title": p.title, "ok": False, "triples": [], "calls": 0,
+            "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0.0, "errors": []}
+
+
+def _params(sch: dict[str, Any], max_tokens: int, attempt: int) -> GenParams:
+    return GenParams(max_tokens=max_tokens if attempt == 0 else int(max_tokens * 1.5),
+                     temperature=0.0, json_schema=sch)
+
+
+def _absorb(rec: dict[str, Any], comp: Any) -> bool:
+    """Count one completion into ``rec``; True when its triples parsed."""
+    rec["calls"] += 1
+    rec["prompt_tokens"] += comp.prompt_tokens
+    rec["completion_tokens"] += comp.completion_tokens
+    rec["latency_ms"] += round(comp.latency_ms, 2)
+    rec["raw"] = comp.text[:2000]
+    try:
+        rec["triples"] = _valid(json.loads(comp.text))
+        rec["ok"] = True
+    except (ValueError, TypeError, KeyError) as e:
+        rec["errors"].append(f"{type(e).__name__}: {e}"[:200])
+    return rec["ok"]
+
+
 def extract_passage(llm: Any, p: Passage, *, max_triples: int = 8, max_tokens: int = 320,
-                    max_chars: int = 1500) -> dict[str, Any]:
-    """One passage's record for the checkpoint (one call, one greedy retry on bad JSON)."""
+                    max_chars: int = 1500, rec: dict[str, Any] | None = None,
+                    first_attempt: int = 0) -> dict[str, Any]:
+    """One passage's record for the checkpoint (one call, one greedy retry on bad JSON).
+
+    ``rec``/``first_attempt`` continue a record whose first attempt ran elsewhere
+    (:func:`extract_passages`)."""
     sch = schema(max_triples)
     msgs = _messages(p, max_chars)
-    rec: dict[str, Any] = {"pid": p.id, "title": p.title, "ok": False, "triples": [],
-                           "calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                           "latency_ms": 0.0, "errors": []}
-    for attempt in range(2):
-        params = GenParams(max_tokens=max_tokens if attempt == 0 else int(max_tokens * 1.5),
-                           temperature=0.0, json_schema=sch)
+    rec = rec if rec is not None else _new_record(p)
+    for attempt in range(first_attempt, 2):
         try:
-            comp = llm.generate(msgs, params)
+            comp = llm.generate(msgs, _params(sch, max_tokens, attempt))
         except ContextOverflowError:
             msgs = _messages(p, max_chars // 2)
             rec["errors"].append("context overflow: passage truncated")
             continue
-        rec["calls"] += 1
-        rec["prompt_tokens"] += comp.prompt_tokens
-        rec["completion_tokens"] += comp.completion_tokens
-        rec["latency_ms"] += round(comp.latency_ms, 2)
-        rec["raw"] = comp.text[:2000]
-        try:
-            rec["triples"] = _valid(json.loads(comp.text))
-            rec["ok"] = True
+        if _absorb(rec, comp):
             break
-        except (ValueError, TypeError, KeyError) as e:
-            rec["errors"].append(f"{type(e).__name__}: {e}"[:200])
     return rec
+
+
+def extract_passages(llm: Any, ps: list[Passage], *, max_triples: int = 8,
+                     max_tokens: int = 320, max_chars: int = 1500) -> list[dict[str, Any]]:
+    """Records of several passages whose first attempts decode together (``generate_many``).
+
+    A passage whose output does not parse retries alone, as in :func:`extract_passage`;
+    a group with a passage too long for the context runs one by one, so that passage is
+    truncated and retried there."""
+    if len(ps) == 1:
+        return [extract_passage(llm, ps[0], max_triples=max_triples, max_tokens=max_tokens,
+                                max_chars=max_chars)]
+    sch = schema(max_triples)
+    reqs = [GenRequest(_messages(p, max_chars), _params(sch, max_tokens, 0)) for p in ps]
+    try:
+        comps = batching.generate_many(llm, reqs)
+    except ContextOverflowError:
+        return [extract_passage(llm, p, max_triples=max_triples, max_tokens=max_tokens,
+                                max_chars=max_chars) for p in ps]
+    out = []
+    for p, comp in zip(ps, comps):
+        rec = _new_record(p)
+        if not _absorb(rec, comp):
+            extract_passage(llm, p, max_triples=max_triples, max_tokens=max_tokens,
+                            max_chars=max_chars, rec=rec, first_attempt=1)
+        out.append(rec)
+    return out
 
 
 def read_checkpoint(path: Path) -> dict[str, dict[str, Any]]:
@@ -168,13 +212,15 @@ def assemble(records: Iterable[dict[str, Any]]):
 
 
 def build_kg(dataset: Any, llm: Any, *, limit: int | None = None, max_triples: int = 8,
-             max_tokens: int = 320, max_chars: int = 1500, progress: bool = True,
-             restart: bool = False, echo: Callable[[str], None] | None = None) -> BuildResult:
+             max_tokens: int = 320, max_chars: int = 1500, batch: int = 1,
+             progress: bool = True, restart: bool = False,
+             echo: Callable[[str], None] | None = None) -> BuildResult:
     """Extract (or resume extracting) the KG of ``dataset``'s first ``limit`` passages.
 
     ``dataset`` is an object with ``name``, ``passages`` and ``corpus_hash`` (a
     :class:`~workbench.datasets.Dataset`; the caller loads it, so this module never
-    imports the dataset registry, which imports it back for built KGs).
+    imports the dataset registry, which imports it back for built KGs). ``batch``
+    passages decode together; a group is checkpointed when all of it is done.
     """
     ds = dataset
     passages = list(ds.passages)
@@ -205,16 +251,19 @@ def build_kg(dataset: Any, llm: Any, *, limit: int | None = None, max_triples: i
     newly = 0
     try:
         with ckpt.open("a", encoding="utf-8") as f:
-            for p in todo:
-                rec = extract_passage(llm, p, max_triples=max_triples, max_tokens=max_tokens,
-                                      max_chars=max_chars)
-                rec["prompt_version"] = PROMPT_VERSION
-                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            step = max(1, int(batch))
+            for i in range(0, len(todo), step):
+                group = todo[i:i + step]
+                for p, rec in zip(group, extract_passages(
+                        llm, group, max_triples=max_triples, max_tokens=max_tokens,
+                        max_chars=max_chars)):
+                    rec["prompt_version"] = PROMPT_VERSION
+                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                    done[p.id] = rec
+                    newly += 1
                 f.flush()
-                done[p.id] = rec
-                newly += 1
                 if bar is not None:
-                    bar.update(1)
+                    bar.update(len(group))
                     bar.set_postfix(triples=sum(len(r["triples"]) for r in done.values()))
     finally:
         if bar is not None:
@@ -233,7 +282,7 @@ def build_kg(dataset: Any, llm: Any, *, limit: int | None = None, max_triples: i
                 "passages_done": len(recs), "complete": complete,
                 "corpus_complete": corpus_complete, "parse_failures": failures,
                 "entities": kg.n_entities, "triples": kg.n_triples,
-                "relations": len(kg.relations), "max_triples": max_triples,
+                "relations": len(kg.relations), "max_triples": max_triples, "batch": batch,
                 "llm_calls": sum(int(r.get("calls", 0)) for r in recs),
                 "prompt_tokens": sum(int(r.get("prompt_tokens", 0)) for r in recs),
                 "completion_tokens": sum(int(r.get("completion_tokens", 0)) for r in recs),
