@@ -123,6 +123,24 @@ def test_batched_extraction_with_the_real_model_parses_every_passage(default_llm
     assert any(r["triples"] for r in recs)
 
 
+def test_a_kg_built_from_part_of_the_corpus_is_flagged_on_every_kg_run():
+    kg_build.build_kg(FakeDS(), _backend(), progress=False, limit=2)
+    kg = kg_build.load_built_kg("tiny")
+    note = kg_build.partial_note(kg)
+    assert "from 2 of the 4 passages of tiny" in note and "kg build tiny" in note
+    from workbench.methods.base import RunContext
+    from workbench.methods.coggrag import CogConfig, CogGRAG
+    from workbench.methods.frag import Frag, FragConfig
+    from workbench.runner import run_to_end
+    for method, cfg in ((CogGRAG(), CogConfig()), (Frag(), FragConfig())):
+        tr = run_to_end(method, RunContext(llm=ScriptedBackend(default="x"), config=cfg, kg=kg),
+                        "Where was Ilse Varga born?")
+        assert [e["data"]["note"] for e in tr.log if e["type"] == "kg_partial"] == [note]
+    # the whole corpus extracted: nothing to say
+    kg_build.build_kg(FakeDS(), _backend(), progress=False)
+    assert kg_build.partial_note(kg_build.load_built_kg("tiny")) is None
+
+
 def test_torn_checkpoint_line_is_ignored(tmp_path):
     f = tmp_path / "c.jsonl"
     f.write_text('{"pid": "p1", "triples": []}\n{"pid": "p2", "tri')

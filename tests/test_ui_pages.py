@@ -411,15 +411,17 @@ def test_untrusted_text_is_never_markup_in_pages(ui):
     assert any("&lt;img" in n["title"] for n in view["nodes"])      # escaped, not dropped
 
 
-def test_a_threshold_calibrated_elsewhere_is_flagged_next_to_the_answer(ui, monkeypatch):
+@pytest.mark.parametrize("kind", ["tau_calibration_mismatch", "kg_partial"])
+def test_a_caveat_of_the_run_is_flagged_next_to_the_answer(ui, monkeypatch, kind):
     """A run that flags its shipped threshold as fitted for another model or dataset
-    (CRP-RAG's tau_calibration_mismatch) shows that, escaped, next to the answer: on Ask
-    while it runs, and on Runs once stored."""
+    (CRP-RAG's tau_calibration_mismatch), or its KG as built from part of the corpus
+    (kg_partial), shows that, escaped, next to the answer: on Ask while it runs, and on
+    Runs once stored."""
     from workbench import trace as T
     inner = S.ToyMethod.run
 
     def run(self, ctx, question):
-        yield T.custom("tau_calibration_mismatch", None, tau_ppl=1.091,
+        yield T.custom(kind, None, tau_ppl=1.091,
                        note="tau_ppl=1.091 was calibrated elsewhere (model <b>m</b>); choose it "
                        "again: crp_tau_calibration.py")
         yield from inner(self, ctx, question)

@@ -12,6 +12,15 @@ from ..store import Store
 from ._common import add_model_args
 
 
+def _kg_note(runner: Any) -> str | None:
+    """The caveat of a partly built KG, when a KG method of this eval reads one."""
+    from ..knowledge.kg_build import partial_note
+    from ..methods import get_method
+    if not any(get_method(v.method).kind == "kg" for v in runner.variants):
+        return None
+    return partial_note(runner.dataset.kg())
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "eval", help="batch evaluation over a dataset (run, resume, export, list, show, presets)",
@@ -287,6 +296,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(f"eval {runner.eval_id}: {len(runner.questions)} questions × {len(runner.variants)} "
           f"config(s) × {len(runner.spec.seeds)} seed(s) = {runner.n_planned} items"
           f"{f', {done} already done' if done else ''}", file=sys.stderr)
+    note = _kg_note(runner)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     bar = _Bar(not args.no_progress)
     from ..eval.ray_executor import RayWorkerError
     try:

@@ -76,6 +76,8 @@ class KnowledgeGraph:
         self._max_name_tokens = 1
         self._name_emb: tuple[str, np.ndarray] | None = None
         self._trans: dict[bool, Any] = {}
+        # meta.json of a graph the LLM extracted (`kg build`): model, passages done of total
+        self.build: dict[str, Any] | None = None
         self.load_s = 0.0
 
     # ------------------------------------------------------------------ construction

@@ -323,5 +323,19 @@ def load_built_kg(dataset_name: str, model_sha: str | None = None):
     for m in built_kgs(dataset_name):
         if model_sha and not str(m.get("model_sha256", "")).startswith(model_sha[:12]):
             continue
-        return KnowledgeGraph.load(Path(m["path"]) / "kg")
+        kg = KnowledgeGraph.load(Path(m["path"]) / "kg")
+        kg.build = m
+        return kg
     return None
+
+
+def partial_note(kg: Any) -> str | None:
+    """What a reader must know about answers from a KG built from part of its corpus."""
+    m = getattr(kg, "build", None) or {}
+    done, total = int(m.get("passages_done") or 0), int(m.get("passages_total") or 0)
+    if not m or m.get("corpus_complete") or done >= total:
+        return None
+    return (f"This knowledge graph was extracted by {m.get('model', 'the LLM')} from {done} of "
+            f"the {total} passages of {m.get('dataset')} (a `kg build --limit` build): facts "
+            f"in the other passages are not in it, while the text methods search all of them. "
+            f"Run `python -m workbench kg build {m.get('dataset')}` to extract the rest.")

@@ -36,7 +36,7 @@ from .base import Method, RunContext
 from .batched import batch_knob, together
 from .coggrag_mindmap import MMNode, bfs_order, force_end, grow, norm_q
 from .coggrag_retrieval import TripleEmbedder, hit, retrieve, validate_global, validate_local
-from .common import hit_at_1, normalize_answer
+from .common import hit_at_1, normalize_answer, require_kg
 from .prompts import coggrag as P
 
 span_perplexity = R.span_perplexity
@@ -206,10 +206,7 @@ class CogGRAG(Method):
     # ---------------------------------------------------------------- run
     def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
         cfg: CogConfig = ctx.config
-        kg = ctx.kg
-        if kg is None:
-            raise LookupError("CogGRAG needs a knowledge graph (ctx.kg is empty); build one "
-                              "with `python -m workbench kg build DATASET`.")
+        kg, caveats = require_kg(ctx, "CogGRAG", "0")
         emb = self._embedder(ctx)
         pv = self.prompt_version
         nodes: dict[str, MMNode] = {}
@@ -220,6 +217,7 @@ class CogGRAG(Method):
         yield ctx.set_phase("decompose")
         yield T.node_added("0", "question", question, layer=0, state="proposed", level=0,
                            mm_state="continue", sibling_index=0, forced_end=False)
+        yield from caveats
         if cfg.decomposition:
             yield from grow(ctx, nodes, root,
                             lambda nid: self._explore(ctx, cfg.max_tokens_decompose, nid),

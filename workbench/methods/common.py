@@ -326,3 +326,13 @@ def trace_problems(tr: T.Trace) -> list[str]:
     if not tr.summary.get("by_phase") and tr.llm_calls:
         probs.append("run_finished has no per-phase counts")
     return probs
+
+
+def require_kg(ctx: Any, method: str, node_id: str) -> tuple[Any, list[T.Event]]:
+    """``ctx.kg`` and the caveat events it calls for; a clear error when there is none."""
+    from ..knowledge.kg_build import partial_note
+    if ctx.kg is None:
+        raise LookupError(f"{method} needs a knowledge graph (ctx.kg is empty); build one "
+                          "with `python -m workbench kg build DATASET`.")
+    note = partial_note(ctx.kg)
+    return ctx.kg, [T.custom("kg_partial", node_id, note=note)] if note else []

@@ -30,7 +30,7 @@ from ..llm.base import GenParams
 from . import frag_router
 from .base import Method, RunContext
 from .batched import batch_knob, together
-from .common import hit_at_1
+from .common import hit_at_1, require_kg
 from .fitted import FitRecord
 from .frag_feedback import feedback_events
 from .frag_kg import has_entity, kg_min_hops, namer
@@ -193,10 +193,7 @@ class Frag(Method):
 
     def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
         cfg: FragConfig = ctx.config
-        kg = ctx.kg
-        if kg is None:
-            raise LookupError("FRAG needs a knowledge graph (ctx.kg is empty); build one with "
-                              "`python -m workbench kg build DATASET`.")
+        kg, caveats = require_kg(ctx, "FRAG", "q")
         name = namer(kg)
         gold = ctx.gold
         gold_eids = [e for e in (gold.answer_entities if gold else []) if e]
@@ -206,6 +203,7 @@ class Frag(Method):
         yield T.custom("question_received", "q", question=question,
                        gold_answers=gold.gold_answers if gold else None,
                        gold_hops=gold.hops if gold else None)
+        yield from caveats
 
         # 1. topic entities
         if cfg.use_dataset_entities and gold and gold.topic_entities:

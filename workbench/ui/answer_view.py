@@ -38,5 +38,5 @@ def caveats(trace: Any) -> None:
         st.warning("Model output could not be parsed at: " + md_escape(", ".join(failed))
                    + " (see those nodes' raw output).")
     for e in trace.log:
-        if e["type"] == "tau_calibration_mismatch":
+        if e["type"] in ("tau_calibration_mismatch", "kg_partial"):
             st.warning(md_escape(e["data"]["note"]))
