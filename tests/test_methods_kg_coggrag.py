@@ -201,6 +201,23 @@ def test_keys_linking_and_expansion_events(kg):
     assert len(_log(tr, "keys_local")) == 3          # per node: root + 2 sub-questions
 
 
+def test_a_second_hop_expands_the_far_ends_of_first_hop_triples_over_epsilon(kg):
+    """expand_hops=2 (not in the paper) reaches the director's birthplace, which no key
+    entity links to; the first hop's candidates and scores stay as they were."""
+    def hits(tr):
+        return {tuple(h["meta"]["triple"]): h for h in tr.nodes["kg"].evidence[0]["hits"]}
+    one = hits(_run(kg, _backend(), epsilon=0.0, k_max=0))
+    two = hits(_run(kg, _backend(), epsilon=0.0, k_max=0, expand_hops=2))
+    born = ("m.p1", "people.person.place_of_birth", "m.c1")
+    assert born not in one and two[born]["meta"]["hop"] == 2
+    assert two[born]["meta"]["seed"] == "m.p1"     # the far end of (Glass Harbor, directed by, p1)
+    assert {k: (h["score"], h["meta"]["hop"]) for k, h in two.items() if k in one} \
+        == {k: (h["score"], 1) for k, h in one.items()}
+    # a far end is expanded only when its first-hop triple is over epsilon
+    assert not any(h["meta"]["hop"] == 2
+                   for h in hits(_run(kg, _backend(), epsilon=0.99, expand_hops=2)).values())
+
+
 def test_global_keys_ablation_and_batched_extraction(kg):
     tr = _run(kg, _backend(), global_keys=False, local_extraction="batched")
     p = _purposes(tr)

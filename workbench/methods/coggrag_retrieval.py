@@ -3,8 +3,9 @@
 Local keys (entities, (entity, relation) tuples, (entity, relation, entity) triples) per
 mind-map question and a global key subgraph; extracted entity strings linked to the KG
 (exact / alias / fuzzy / embedding) and expanded to their 1-hop neighbours (both
-directions, diverse relations first under a per-entity cap); a candidate triple x is kept
-iff max_y cos(e(x), e(y)) > epsilon over the key triples y (Eq. 3), with an optional K_max
+directions, diverse relations first under a per-entity cap; ``expand_hops`` 2 adds a
+second hop from the triples kept on the first); a candidate triple x is kept iff
+max_y cos(e(x), e(y)) > epsilon over the key triples y (Eq. 3), with an optional K_max
 safety cap.
 """
 from __future__ import annotations
@@ -117,45 +118,27 @@ def key_rows(local: dict[str, dict[str, Any]], subgraph: list[list[str]],
     return rows, ents
 
 
-def retrieve(kg: Any, cfg: Any, local: dict[str, dict[str, Any]], subgraph: list[list[str]],
-             emb: TripleEmbedder) -> tuple[list[dict[str, Any]], dict[str, list], list]:
-    """Link, expand, score. Returns (scored candidates best first, links, key rows)."""
-    rows, ent_strings = key_rows(local, subgraph, cfg.use_tuples_as_keys)
-    # link (R4): exact / alias / fuzzy / embedding through the KG's linker
-    links: dict[str, list[tuple[str, float, str]]] = {}
-    for s in ent_strings:
-        if not s.strip():
-            continue
-        got = kg.link_entities(s, k=max(5, cfg.link_top), embedder=emb.emb)
-        links[s] = [(i, float(sc), h) for i, sc, h in got
-                    if sc >= cfg.link_min_score][: cfg.link_top]
-    # expand (R5): 1 hop both ways, capped per entity with diverse relations first
-    cands: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for s, ids in links.items():
-        for eid, _, _ in ids:
-            nb = kg.neighbors(eid)
-            if cfg.skip_schema_relations:
-                nb = [x for x in nb if not is_noise_relation(x[0])]
-            for rel, other, d in diverse(nb, cfg.max_edges_per_entity):
-                h, t = (eid, other) if d == "out" else (other, eid)
-                if (h, rel, t) not in cands:
-                    cands[(h, rel, t)] = {"h": h, "r": rel, "t": t, "seed": eid,
-                                          "seed_string": s, "direction": d}
-    cand_list = list(cands.values())
-    for c in cand_list:
-        r = humanise_rel(c["r"], cfg.relation_text)
-        c["text"] = verbalise(kg.name(c["h"]), r, kg.name(c["t"]), cfg.triple_text)
-        c["text_prompt"] = f"({kg.name(c['h'])}, {r}, {kg.name(c['t'])})"
-    key_texts = []
-    for k in rows:
-        kk = [str(x) for x in k["key"]]
-        if len(kk) == 3:
-            k["text"] = verbalise(kk[0], kk[1], kk[2], cfg.triple_text)
-        else:
-            k["text"] = f"({kk[0]}, {kk[1]})" if cfg.triple_text == "paren" \
-                else f"{kk[0]} {kk[1]}"
-        key_texts.append(k["text"])
-    # score (R6-R8): score(x) = max_y cos(e(x), e(y)); kept iff > epsilon (Eq. 3)
+def _expand(kg: Any, cfg: Any, seeds: Sequence[tuple[str, str]], hop: int,
+            cands: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+    """Add every edge of each (KG node, entity string it came from) seed, both ways,
+    capped per node with diverse relations first (R5)."""
+    for eid, s in seeds:
+        nb = kg.neighbors(eid)
+        if cfg.skip_schema_relations:
+            nb = [x for x in nb if not is_noise_relation(x[0])]
+        for rel, other, d in diverse(nb, cfg.max_edges_per_entity):
+            h, t = (eid, other) if d == "out" else (other, eid)
+            if (h, rel, t) not in cands:
+                r = humanise_rel(rel, cfg.relation_text)
+                cands[(h, rel, t)] = {
+                    "h": h, "r": rel, "t": t, "seed": eid, "seed_string": s, "direction": d,
+                    "hop": hop, "text": verbalise(kg.name(h), r, kg.name(t), cfg.triple_text),
+                    "text_prompt": f"({kg.name(h)}, {r}, {kg.name(t)})"}
+
+
+def _score(cand_list: list[dict[str, Any]], rows: list[dict[str, Any]], key_texts: list[str],
+           emb: TripleEmbedder, epsilon: float) -> None:
+    """score(x) = max_y cos(e(x), e(y)) over the keys (R6-R8), and whether it is over ε."""
     emb.fit_texts = [c["text"] for c in cand_list] + key_texts or ["x"]
     if cand_list and rows:
         S = emb.encode([c["text"] for c in cand_list]) @ emb.encode(key_texts).T
@@ -167,10 +150,51 @@ def retrieve(kg: Any, cfg: Any, local: dict[str, dict[str, Any]], subgraph: list
     else:
         for c in cand_list:
             c.update(score=0.0, best_key=None, best_key_kind=None, owner=None)
-    cand_list.sort(key=lambda c: -c["score"])
+    for c in cand_list:
+        c["over_eps"] = c["score"] > epsilon
+
+
+def retrieve(kg: Any, cfg: Any, local: dict[str, dict[str, Any]], subgraph: list[list[str]],
+             emb: TripleEmbedder) -> tuple[list[dict[str, Any]], dict[str, list], list]:
+    """Link, expand, score. Returns (scored candidates best first, links, key rows).
+
+    With ``cfg.expand_hops`` 2 (not in the paper) the far ends of the first hop's triples
+    over ε are expanded once more and scored against the same keys: the bridge entity of a
+    2-hop question is reached from the KG, not only if the model named it."""
+    rows, ent_strings = key_rows(local, subgraph, cfg.use_tuples_as_keys)
+    # link (R4): exact / alias / fuzzy / embedding through the KG's linker
+    links: dict[str, list[tuple[str, float, str]]] = {}
+    for s in ent_strings:
+        if not s.strip():
+            continue
+        got = kg.link_entities(s, k=max(5, cfg.link_top), embedder=emb.emb)
+        links[s] = [(i, float(sc), h) for i, sc, h in got
+                    if sc >= cfg.link_min_score][: cfg.link_top]
+    key_texts = []
+    for k in rows:
+        kk = [str(x) for x in k["key"]]
+        if len(kk) == 3:
+            k["text"] = verbalise(kk[0], kk[1], kk[2], cfg.triple_text)
+        else:
+            k["text"] = f"({kk[0]}, {kk[1]})" if cfg.triple_text == "paren" \
+                else f"{kk[0]} {kk[1]}"
+        key_texts.append(k["text"])
+    cands: dict[tuple[str, str, str], dict[str, Any]] = {}
+    seeds = list(dict.fromkeys((eid, s) for s, ids in links.items() for eid, _, _ in ids))
+    _expand(kg, cfg, seeds, 1, cands)
+    _score(list(cands.values()), rows, key_texts, emb, cfg.epsilon)
+    if getattr(cfg, "expand_hops", 1) >= 2:
+        seen = {eid for eid, _ in seeds}
+        far = {}
+        for c in sorted(cands.values(), key=lambda c: -c["score"]):
+            other = c["t"] if c["seed"] == c["h"] else c["h"]
+            if c["over_eps"] and other not in seen:
+                far.setdefault(other, c["seed_string"])
+        _expand(kg, cfg, list(far.items()), 2, cands)
+        _score(list(cands.values()), rows, key_texts, emb, cfg.epsilon)
+    cand_list = sorted(cands.values(), key=lambda c: -c["score"])
     n_kept = 0
     for c in cand_list:
-        c["over_eps"] = c["score"] > cfg.epsilon
         c["kept"] = c["over_eps"] and (cfg.k_max == 0 or n_kept < cfg.k_max)
         n_kept += c["kept"]
     return cand_list, links, rows
@@ -184,4 +208,4 @@ def hit(c: dict[str, Any], rank: int) -> dict[str, Any]:
                      "best_key": c["best_key"],
                      "best_key_kind": c["best_key_kind"], "owner": c["owner"],
                      "seed": c["seed"], "seed_string": c["seed_string"],
-                     "direction": c["direction"], "triple": [c["h"], c["r"], c["t"]]}}
+                     "direction": c["direction"], "hop": c["hop"], "triple": [c["h"], c["r"], c["t"]]}}
