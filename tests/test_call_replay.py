@@ -68,6 +68,29 @@ def test_an_unchanged_eval_is_answered_from_the_store_without_a_model_call(tmp_p
     assert all(c["replayed_from"] in originals for c in calls)
 
 
+def test_reuse_chains_through_an_eval_that_reused_calls(tmp_path):
+    """The second eval replayed toy-rag's calls from the first and made toy-ask's anew;
+    a third naming only the second needs no model call, and every replayed call names the
+    call the model made."""
+    st = Store(tmp_path / "s.duckdb")
+    first = _eval(st, _backend())
+    second = _eval(st, _backend(), reuse_calls=first, sets={"toy-ask.prefix": "Question:"})
+    be = _backend()
+    third = _eval(st, be, reuse_calls=second, sets={"toy-ask.prefix": "Question:"})
+    assert be.calls == []
+    assert st.query(ANSWERS, [second]) == st.query(ANSWERS, [third])
+    made = {c["call_id"] for eid in (first, second) for c in load_calls(st, eid)[0]}
+    fresh = {e.data["call_id"] for row in st.query("SELECT run_id FROM runs WHERE eval_id IN "
+                                                   "(?, ?)", [first, second])
+             for e in st.events(row["run_id"])
+             if e.type == "llm_call" and not e.data.get("replayed_from")}
+    assert made == fresh
+    replayed = [e.data["replayed_from"] for row in
+                st.query("SELECT run_id FROM runs WHERE eval_id = ?", [third])
+                for e in st.events(row["run_id"]) if e.type == "llm_call"]
+    assert len(replayed) == 2 * N_QUESTIONS and set(replayed) <= fresh
+
+
 def test_a_changed_knob_reruns_only_the_calls_whose_prompt_it_changes(tmp_path):
     st = Store(tmp_path / "s.duckdb")
     first = _eval(st, _backend())

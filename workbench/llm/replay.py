@@ -28,7 +28,9 @@ def _key(prompt: str, params: dict[str, Any]) -> str:
 
 def load_calls(store: Any, eval_ids: str) -> tuple[list[dict[str, Any]], str | None]:
     """The stored ``llm_call`` records of the runs of one or more evals (comma-separated
-    ids), and the model they were made with. Refuses evals that ran more than one model."""
+    ids), and the model they were made with. Refuses evals that ran more than one model.
+    An eval that reused calls offers those too, so naming the latest eval of a chain of
+    reuses is enough."""
     ids = [e.strip() for e in eval_ids.split(",") if e.strip()]
     rows = []
     for eval_id in ids:
@@ -48,12 +50,15 @@ def load_calls(store: Any, eval_ids: str) -> tuple[list[dict[str, Any]], str | N
     calls = []
     for r in rows:
         d = r["data"] if isinstance(r["data"], dict) else json.loads(r["data"])
-        if d.get("prompt") is None or d.get("output") is None or d.get("replayed_from"):
+        if d.get("prompt") is None or d.get("output") is None:
             continue
-        calls.append({k: d.get(k) for k in ("prompt", "params", "output", "tokens",
-                                            "prompt_tokens", "completion_tokens",
-                                            "finish_reason", "model", "call_id",
-                                            "logprobs_available")})
+        rec = {k: d.get(k) for k in ("prompt", "params", "output", "tokens", "prompt_tokens",
+                                     "completion_tokens", "finish_reason", "model", "call_id",
+                                     "logprobs_available")}
+        # a call this eval itself replayed is reusable too (so reuse chains), and keeps
+        # pointing at the call the model made
+        rec["call_id"] = d.get("replayed_from") or rec["call_id"]
+        calls.append(rec)
     return calls, (shas.pop() if shas else None)
 
 
