@@ -103,6 +103,15 @@ with tab_run:
                                    help="Each worker runs this many items at once; their LLM "
                                         "calls are decoded together as one llama.cpp batch "
                                         "(answers can differ in near-ties; see README).")
+        earlier = [r for r in Q.list_evals(store) if r["dataset"] == dataset]
+        reuse = st.multiselect(
+            "Reuse LLM calls of earlier evals", [r["eval_id"] for r in earlier],
+            format_func=lambda e: next(f"{e} · {r['methods']} · {r['model_name']}"
+                                       for r in earlier if r["eval_id"] == e),
+            help="A call whose prompt and parameters match a stored call of these evals is "
+                 "answered from the store, tokens and log-probabilities included: a change "
+                 "to a late stage of a method re-runs only the calls it changes. Wall times "
+                 "then do not measure the model (the results say so).")
         allow_leakage = st.checkbox("Allow leakage", help="Score methods on questions their "
                                     "fitted state saw (in-sample numbers); such rows are "
                                     "marked. Off: the eval is refused.")
@@ -115,7 +124,7 @@ with tab_run:
                                    judge=judge, primary=None if primary == "auto" else primary,
                                    method_classes=methods_all,
                                    split=None if split == "all" else split,
-                                   allow_leakage=allow_leakage)
+                                   allow_leakage=allow_leakage, reuse_calls=reuse)
             from workbench.ui.backend import get_llm
             kw = {"workers": int(workers), "items_together": int(together)}
             if int(workers) <= 1:

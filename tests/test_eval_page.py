@@ -97,6 +97,20 @@ def test_page_launches_an_eval_and_shows_progress(isolated_home):
         rows = st.query("SELECT question_id, correct FROM eval_items ORDER BY question_id")
         assert [r["correct"] for r in rows] == [False, True, False, False]
         assert len(_charts(at)) >= 7
+        # the same eval again, its calls answered from the first's
+        first = snap["eval_id"]
+        next(m for m in at.multiselect
+             if m.label == "Reuse LLM calls of earlier evals").set_value([first])
+        next(b for b in at.button if b.label == "Launch eval").click().run()
+        assert not at.exception, at.exception
+        job = jobs.get(at.session_state["eval_job"])
+        jobs.wait(job, 120)
+        assert job.status == "finished", job.error
+        at.run()
+        second = job.snapshot()["eval_id"]
+        assert second != first
+        assert any(f"4 of 4 LLM calls answered from the stored calls of eval {first}" in i.value
+                   for i in at.info)
     finally:
         ui_backend.clear_override()
 

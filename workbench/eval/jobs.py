@@ -110,7 +110,7 @@ def build_spec(*, dataset: str, methods: list[str], limit: int | None, seed: int
                sets_text: str = "", grid_text: str = "", preset: str | None = None,
                judge: str = "same", primary: str | None = None, label: str = "",
                method_classes: dict[str, type] | None = None, split: str | None = None,
-               allow_leakage: bool = False) -> EvalSpec:
+               allow_leakage: bool = False, reuse_calls: list[str] | None = None) -> EvalSpec:
     """The Evaluate page's form as an :class:`EvalSpec` (the same rules as the CLI)."""
     from . import presets
     from ..methods import all_methods
@@ -119,7 +119,8 @@ def build_spec(*, dataset: str, methods: list[str], limit: int | None, seed: int
             for k, v in parse_lines(grid_text).items()}
     spec = EvalSpec(dataset=dataset, methods=list(methods), limit=limit, seeds=[int(seed)],
                     sets=parse_lines(sets_text), grid=grid, judge=judge, primary=primary,
-                    label=label, split=split or None, allow_leakage=allow_leakage)
+                    label=label, split=split or None, allow_leakage=allow_leakage,
+                    reuse_calls=",".join(reuse_calls or []) or None)
     if preset:
         spec = apply_sweep(spec, presets.to_sweep(preset, method_classes or all_methods(),
                                                   methods or None))
