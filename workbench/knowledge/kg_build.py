@@ -336,6 +336,6 @@ def partial_note(kg: Any) -> str | None:
     if not m or m.get("corpus_complete") or done >= total:
         return None
     return (f"This knowledge graph was extracted by {m.get('model', 'the LLM')} from {done} of "
-            f"the {total} passages of {m.get('dataset')} (a `kg build --limit` build): facts "
+            f"the {total} passages of {m.get('dataset')} (built with --limit, or interrupted): facts "
             f"in the other passages are not in it, while the text methods search all of them. "
             f"Run `python -m workbench kg build {m.get('dataset')}` to extract the rest.")
