@@ -54,6 +54,15 @@ def toy_kg():
     return KnowledgeGraph.from_triples([Triple(h, r, t) for h, r, t in TRIPLES], ents)
 
 
+def built_toy_kg():
+    """The toy KG as ``kg build`` would give it from one passage per entity, titled by the
+    entity's name (HotpotQA's passage ids are titles): every triple names its head's passage."""
+    from workbench.knowledge.kg import KnowledgeGraph
+    names = {i: n or "cvt passage" for i, n in ENTITIES}
+    return KnowledgeGraph.from_triples([Triple(h, r, t, source=names[h]) for h, r, t in TRIPLES],
+                                       [Entity(id=i, name=n or i) for i, n in ENTITIES])
+
+
 def question(qid: str) -> Question:
     return next(q for q in QUESTIONS if q.id == qid)
 

@@ -409,3 +409,30 @@ def test_answer_perplexity_and_p_right_are_node_scores(kg):
     tr2 = _run(kg, be2, min_p_right=0.95)
     assert _purposes(tr2).count("rethink") == 3
     assert all(d["gated_by"] == ["p_right"] for _, d in _log(tr2, "verified"))
+
+
+def test_triples_of_a_built_kg_name_their_passage_so_triage_finds_gold_passages_in_them():
+    """On a text dataset (HotpotQA: gold passages, no gold path) a KG method is judged by
+    the passages its kept triples were extracted from; the second hop's passage is reached
+    only by expand_hops=2."""
+    from tests.kg_toy import ENTITIES, built_toy_kg
+    from workbench.triage import triage
+    names = {i: n or "cvt passage" for i, n in ENTITIES}
+    built = built_toy_kg()
+    hotpot = {"id": "h2", "question": ROOT_Q, "answers": ["Port Amsel"],
+              "gold_titles": ["Glass Harbor", "Ilse Varga"],
+              "meta": {"gold_passage_ids": ["Glass Harbor", "Ilse Varga"]}}
+    one = _run(built, _backend(), gold=None, epsilon=0.0, k_max=0)
+    hits = one.nodes["kg"].evidence[0]["hits"]
+    assert hits and all(h["meta"]["sources"] == [names[h["meta"]["triple"][0]]] for h in hits)
+    t = triage(one, question=hotpot)
+    assert t.knowledge == "passages" and t.found == [0]
+    assert {m["how"] for m in t.marks["kg"]} == {"source"}
+    assert t.gold_held("kg")[0].startswith("hop 1: Glass Harbor (by a triple from its passage")
+    two = triage(_run(built, _backend(), gold=None, epsilon=0.0, k_max=0, expand_hops=2),
+                 question=hotpot)
+    assert two.found == [0, 1]
+    # a KG without sources (the toy KG as imported) carries none, and holds no passage hop
+    plain = _run(toy_kg(), _backend(), gold=None, epsilon=0.0, k_max=0)
+    assert not any("sources" in h["meta"] for h in plain.nodes["kg"].evidence[0]["hits"])
+    assert triage(plain, question=hotpot).found == []

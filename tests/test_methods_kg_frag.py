@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kg_toy import QUESTIONS, import_toy_dataset, question, toy_kg
+from tests.kg_toy import QUESTIONS, built_toy_kg, import_toy_dataset, question, toy_kg
 from workbench import config as C
 from workbench import trace as T
 from workbench.llm.scripted import ScriptedBackend
@@ -169,6 +169,19 @@ def test_path_ranking_keeps_top_u_in_score_order_and_prompts_them(kg):
     assert block.splitlines() == sel                     # best first, one per line
     hits = tr.nodes["st:rerank"].evidence[0]["hits"]
     assert [h["retriever"] for h in hits] == ["kg"] * 4 and hits[0]["text"] == sel[0]
+
+
+def test_a_path_from_a_built_kg_names_the_passages_of_its_triples():
+    """What triage matches a text dataset's gold passages against (see test_methods_kg_coggrag)."""
+    built = built_toy_kg()
+    tr, _ = _run(built, "t3", route="complex", path_top_u=4)
+    hits = tr.nodes["st:rerank"].evidence[0]["hits"]
+    assert hits
+    for h in hits:
+        want = [built.source(*t) for t in h["meta"]["triples"]]
+        assert h["meta"]["sources"] == list(dict.fromkeys(want)) and all(want)
+    plain, _ = _run(toy_kg(), "t3", route="complex", path_top_u=4)
+    assert not any("sources" in h["meta"] for h in plain.nodes["st:rerank"].evidence[0]["hits"])
 
 
 # --- reasoning, efficiency, coverage, trace ---

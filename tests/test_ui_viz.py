@@ -208,7 +208,12 @@ def test_node_details_evidence_rows_and_scores():
                                               "hits": hits}, node_id="a")]
     d = node_details(fold(evs), "a")
     assert d["evidence"][0]["rank"] == 1 and d["evidence"][0]["retriever"] == "bm25"
-    assert d["queries"] == ["who"]
+    assert d["queries"] == ["who"] and d["evidence"][0]["passage"] == ""
+    kg_hit = {"id": "a|r|b", "title": "r", "text": "(a, r, b)", "retriever": "kg", "rank": 1,
+              "meta": {"triple": ["a", "r", "b"], "sources": ["Page A", "Page B"]}}
+    d_kg = node_details(fold(evs + [T.Event(T.RETRIEVED, {"query": "kg", "hits": [kg_hit]},
+                                            node_id="a")]), "a")
+    assert d_kg["evidence"][1]["passage"] == "Page A; Page B"
     sc = d["scores"][0]
     assert sc["threshold"] == 3.0 and sc["passes"] is True and sc["margin"] == -1.0
 

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .frag_kg import is_noise_relation
+from .frag_kg import is_noise_relation, triple_sources
 
 
 def humanise_rel(rel: str, style: str) -> str:
@@ -121,7 +121,8 @@ def key_rows(local: dict[str, dict[str, Any]], subgraph: list[list[str]],
 def _expand(kg: Any, cfg: Any, seeds: Sequence[tuple[str, str]], hop: int,
             cands: dict[tuple[str, str, str], dict[str, Any]]) -> None:
     """Add every edge of each (KG node, entity string it came from) seed, both ways,
-    capped per node with diverse relations first (R5)."""
+    capped per node with diverse relations first (R5). A candidate keeps the passage its
+    triple was extracted from (built KGs), so triage can tell which gold passage it holds."""
     for eid, s in seeds:
         nb = kg.neighbors(eid)
         if cfg.skip_schema_relations:
@@ -133,7 +134,8 @@ def _expand(kg: Any, cfg: Any, seeds: Sequence[tuple[str, str]], hop: int,
                 cands[(h, rel, t)] = {
                     "h": h, "r": rel, "t": t, "seed": eid, "seed_string": s, "direction": d,
                     "hop": hop, "text": verbalise(kg.name(h), r, kg.name(t), cfg.triple_text),
-                    "text_prompt": f"({kg.name(h)}, {r}, {kg.name(t)})"}
+                    "text_prompt": f"({kg.name(h)}, {r}, {kg.name(t)})",
+                    **triple_sources(kg, [(h, rel, t)])}
 
 
 def _score(cand_list: list[dict[str, Any]], rows: list[dict[str, Any]], key_texts: list[str],
@@ -208,4 +210,5 @@ def hit(c: dict[str, Any], rank: int) -> dict[str, Any]:
                      "best_key": c["best_key"],
                      "best_key_kind": c["best_key_kind"], "owner": c["owner"],
                      "seed": c["seed"], "seed_string": c["seed_string"],
-                     "direction": c["direction"], "hop": c["hop"], "triple": [c["h"], c["r"], c["t"]]}}
+                     "direction": c["direction"], "hop": c["hop"], "triple": [c["h"], c["r"], c["t"]],
+                     **({"sources": c["sources"]} if c.get("sources") else {})}}

@@ -78,3 +78,11 @@ def kg_min_hops(kg: Any, sources: Sequence[str], targets: Sequence[str]) -> int 
             if best is None or len(path) < best:
                 best = len(path)
     return best
+
+
+def triple_sources(kg: Any, triples: Sequence[tuple[str, str, str]]) -> dict[str, list[str]]:
+    """``{"sources": [...]}``: the passages a built KG extracted the triples from (what
+    triage matches a text dataset's gold passages against); empty for a KG without them."""
+    source = getattr(kg, "source", None)
+    got = [s for s in (source(*t) for t in triples) if s] if source else []
+    return {"sources": list(dict.fromkeys(got))} if got else {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Sequence
 
 from .. import trace as T
-from .frag_kg import is_cvt, namer
+from .frag_kg import is_cvt, namer, triple_sources
 from .frag_retrieval import FragRetrieval, KGPath
 
 MAX_PATH_EVENTS = 200          # path_found events emitted one by one; the rest are summarised
@@ -150,7 +150,8 @@ def retrieval_events(kg: Any, question: str, res: FragRetrieval, cfg: Any,
         hits.append({"id": pid, "title": f"{len(p.hops)}-hop path", "text": p.text,
                      "retriever": "kg", "score": p.score, "rank": p.rank,
                      "meta": {"pipeline": p.pipeline, "hops": len(p.hops),
-                              "triples": p.triples(), "start": p.start, "end": p.end}})
+                              "triples": p.triples(), "start": p.start, "end": p.end,
+                              **triple_sources(kg, p.triples())}})
     yield T.Event(T.RETRIEVED, {"query": question, "retriever": "kg", "k": cfg.path_top_u,
                                 "hits": hits,
                                 "latency_ms": round(sum(s.seconds for s in res.stages)

@@ -141,7 +141,8 @@ class Triage:
         for m in self.marks.get(node_id, []):
             if m["hop"] < len(self.hops):
                 rank = f", rank {m['rank']}" if m.get("rank") is not None else ""
-                out.append(f"hop {m['hop'] + 1}: {self.hops[m['hop']]} (by {m['how']}{rank})")
+                how = "a triple from its passage" if m["how"] == "source" else m["how"]
+                out.append(f"hop {m['hop'] + 1}: {self.hops[m['hop']]} (by {how}{rank})")
         return out
 
     def overlay(self) -> dict[str, Any]:

@@ -16,6 +16,10 @@ dataset's gold and on the kind of knowledge a run retrieved:
 
 A retrieved passage holds a passage hop when its id is the hop's passage id or its title
 equals the hop's title (case and spacing ignored; chunks of one article share its title).
+A KG item from a KG built out of the dataset's passages (``kg build``) holds a passage hop
+when a triple it carries was extracted from the hop's passage (``meta.sources``); ``how``
+is then ``"source"``. So a KG method on HotpotQA is judged by the gold passages its triples
+came from.
 A retrieved triple holds a triple hop when it links the same two entities, in either
 direction (KGs store inverse relations as their own edges); ``how`` records ``"triple"``
 when the relation is the same too, ``"entities"`` otherwise. A triple holds the
@@ -137,12 +141,16 @@ def kept(hit: dict[str, Any]) -> bool:
 
 
 def hop_matches(hop: Hop, hit: dict[str, Any]) -> str | None:
-    """How ``hit`` holds ``hop`` ("id", "title", "triple", "entities", "entity") or None."""
+    """How ``hit`` holds ``hop`` ("id", "title", "source", "triple", "entities", "entity")
+    or None."""
     if hop.kind == PASSAGES:
         if hop.passage_ids and str(hit.get("id", "")) in hop.passage_ids:
             return "id"
         if hop.title and norm(hit.get("title")) == norm(hop.title):
             return "title"
+        src = [str(x) for x in (hit.get("meta") or {}).get("sources") or []]
+        if any(x in hop.passage_ids or norm(x) == norm(hop.title) for x in src):
+            return "source"
         return None
     trips = [tuple(norm(x) for x in t) for t in hit_triples(hit)]
     if hop.kind == TRIPLES:

@@ -65,8 +65,9 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
         if d["queries"]:
             for i, q in enumerate(d["queries"]):
                 st.markdown(f"**Query {i + 1}:** {md_escape(q)}")
-            st.dataframe([{k: r[k] for k in ("retrieval", "rank", "retriever", "score", "title",
-                                             "text")} for r in d["evidence"]],
+            cols = ("retrieval", "rank", "retriever", "score", "title", "text") + \
+                (("passage",) if any(r["passage"] for r in d["evidence"]) else ())
+            st.dataframe([{k: r[k] for k in cols} for r in d["evidence"]],
                          hide_index=True, width="stretch",
                          column_config={"text": st.column_config.TextColumn(width="large")})
         else:

@@ -123,7 +123,7 @@ function showNode(id) {
     s.appendChild(el('div', 'children: ' + (d.children.map(function (p) { return p.id; }).join(', ') || '–')));
   }
   if (d.scores.length) section(box, 'Scores and thresholds').appendChild(table(d.scores, ['score', 'value', 'threshold', 'margin', 'passes']));
-  if (d.queries.length) { const s = section(box, 'Retrieval'); for (const q of d.queries) s.appendChild(el('div', 'query: ' + q)); s.appendChild(table(d.evidence, ['rank', 'retriever', 'score', 'title', 'text'])); }
+  if (d.queries.length) { const s = section(box, 'Retrieval'); for (const q of d.queries) s.appendChild(el('div', 'query: ' + q)); s.appendChild(table(d.evidence, ['rank', 'retriever', 'score', 'title', 'text'].concat(d.evidence.some(r => r.passage) ? ['passage'] : []))); }
   for (const k in d.knowledge) section(box, 'Knowledge (' + k + ')').appendChild(el('pre', typeof d.knowledge[k] === 'string' ? d.knowledge[k] : JSON.stringify(d.knowledge[k], null, 1)));
   for (const k in d.answers) section(box, 'Answer (' + k + ')').appendChild(el('pre', typeof d.answers[k] === 'string' ? d.answers[k] : JSON.stringify(d.answers[k], null, 1)));
   d.llm_calls.forEach(function (c, i) {

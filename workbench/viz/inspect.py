@@ -59,7 +59,8 @@ def call_details(trace: Any, call_id: str) -> dict[str, Any]:
 
 
 def evidence_rows(node: Any) -> list[dict[str, Any]]:
-    """One row per retrieved passage or triple: query, retriever, rank, score, title, text."""
+    """One row per retrieved passage or triple: query, retriever, rank, score, title, text
+    and, for a triple of a built KG, the passage it came from."""
     rows = []
     for i, ev in enumerate(node.evidence):
         for h in ev.get("hits", []):
@@ -71,6 +72,8 @@ def evidence_rows(node: Any) -> list[dict[str, Any]]:
                          "retriever": h.get("retriever") or ev.get("retriever", ""),
                          "rank": h.get("rank"), "score": _fmt_num(h.get("score")),
                          "id": h.get("id", ""), "title": h.get("title", ""), "text": text,
+                         # a built KG's triples name the passage they were extracted from
+                         "passage": "; ".join(map(str, meta.get("sources") or [])),
                          "meta": meta})
     return rows
 
