@@ -8,6 +8,14 @@ report recall (gold triples kept), the mean number kept per question and F1; the
 last line is a JSON object with the best ε and the figures at the paper's 0.7.
 
     python benchmarks/coggrag_epsilon.py --split train [--model PATH_OR_NAME]
+
+``--eval EVAL_ID`` calibrates instead on the stored CogGRAG runs of an eval, for a dataset
+whose KG was built from its passages (``kg build``; HotpotQA): the candidates are each
+run's own (the model's keys, linked and expanded), with the similarity the run scored;
+a candidate is relevant iff it was extracted from one of its question's gold passages.
+Only the questions of ``--split`` count (train: never calibrate on the questions you
+report). Recall is then the share of gold passages that keep at least one triple, beside
+the share any candidate reaches (the ceiling no ε can pass).
 """
 from __future__ import annotations
 
@@ -29,8 +37,12 @@ from workbench.methods.frag_kg import is_noise_relation  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=None, help="sentence-transformers folder (default MiniLM)")
-    ap.add_argument("--split", default="train", help="demo split calibrated on (train)")
+    ap.add_argument("--split", default="train", help="split calibrated on (train)")
+    ap.add_argument("--eval", metavar="EVAL_ID",
+                    help="calibrate on the stored CogGRAG runs of this eval (gold passages)")
     args = ap.parse_args()
+    if args.eval:
+        return from_eval(args.eval, args.split)
     ds = load_dataset("demo")
     kg = ds.kg()
     emb = get_embedder(args.model)
@@ -50,12 +62,21 @@ def main() -> None:
     scores = np.array([r[0] for r in rows])
     rel = np.array([r[1] for r in rows])
     nq = len({r[2] for r in rows})
+
+    def recall(kept: np.ndarray) -> float:
+        return int((kept & rel).sum()) / max(int(rel.sum()), 1)
+    report(scores, rel, nq, recall, {"embedder": emb.name, "split": args.split,
+                                     "n_gold_triples": int(rel.sum())})
+
+
+def report(scores: np.ndarray, rel: np.ndarray, nq: int, recall, head: dict) -> None:
+    """Per ε: recall (``recall(kept mask)``), precision of the kept candidates, F1 and
+    kept per question; the last line is JSON with the best ε by F1 and the figures at 0.7."""
     table = []
     for eps in np.arange(0.3, 0.96, 0.05):
         kept = scores > eps
-        tp = int((kept & rel).sum())
-        prec = tp / max(int(kept.sum()), 1)
-        rec = tp / max(int(rel.sum()), 1)
+        prec = int((kept & rel).sum()) / max(int(kept.sum()), 1)
+        rec = recall(kept)
         f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
         table.append({"eps": round(float(eps), 2), "recall": round(rec, 3),
                       "precision": round(prec, 3), "f1": round(f1, 3),
@@ -64,11 +85,55 @@ def main() -> None:
               f"kept/question={kept.sum() / nq:.1f}")
     best = max(table, key=lambda r: (r["f1"], -r["eps"]))
     at07 = next(r for r in table if abs(r["eps"] - 0.7) < 1e-6)
-    print(json.dumps({"embedder": emb.name, "split": args.split,
-                      "n_gold_triples": int(rel.sum()),
-                      "n_candidates": len(rows), "gold_score_median": round(float(
-                          np.median(scores[rel])), 3), "other_score_median": round(float(
-                          np.median(scores[~rel])), 3), "best": best, "at_0.7": at07}))
+    print(json.dumps({**head, "n_candidates": len(scores),
+                      "gold_score_median": round(float(np.median(scores[rel])), 3)
+                      if rel.any() else None,
+                      "other_score_median": round(float(np.median(scores[~rel])), 3)
+                      if (~rel).any() else None, "best": best, "at_0.7": at07}))
+
+
+def from_eval(eval_id: str, split: str) -> None:
+    from workbench.store import Store
+    from workbench.triage.gold import gold_evidence, hop_matches
+    st = Store()
+    runs = st.query("SELECT i.run_id, i.question_id FROM eval_items i WHERE i.eval_id = ? "
+                    "AND i.method = 'coggrag' AND i.status IN ('finished', 'refused') "
+                    "ORDER BY i.question_id", [eval_id])
+    rows = []              # (score, relevant, run index, gold hop indexes the triple holds)
+    n_hops, reach, nq, knobs = 0, 0, 0, set()
+    for run_id, _ in ((r["run_id"], r["question_id"]) for r in runs):
+        tr = st.trace(run_id)
+        gold = (tr.meta or {}).get("gold") or {}
+        if gold.get("split") != split:
+            continue
+        ev = gold_evidence(gold, "triples")
+        main = next((e for e in tr.nodes["kg"].evidence if not e.get("attributed")), None) \
+            if "kg" in tr.nodes else None
+        if ev is None or main is None:
+            continue
+        knobs.add((tr.meta.get("config") or {}).get("expand_hops", 1))
+        held_any: set[int] = set()
+        for h in main["hits"]:
+            held = {hop.index for hop in ev.hops if hop_matches(hop, h)}
+            held_any |= held
+            rows.append((float(h["meta"]["similarity"]), bool(held), nq, held))
+        n_hops += len(ev.hops)
+        reach += len(held_any)
+        nq += 1
+    if not rows:
+        raise SystemExit(f"eval {eval_id} has no CogGRAG run on a {split!r} question with gold "
+                         f"passages; run `eval --methods coggrag` on a dataset with a built KG")
+    scores = np.array([r[0] for r in rows])
+    rel = np.array([r[1] for r in rows])
+
+    def recall(kept: np.ndarray) -> float:
+        found = {(r[2], i) for r, k in zip(rows, kept) if k for i in r[3]}
+        return len(found) / max(n_hops, 1)
+    print(f"{nq} {split} questions of eval {eval_id}: {len(rows)} candidates; any candidate "
+          f"reaches {reach} of {n_hops} gold passages ({reach / max(n_hops, 1):.2f})")
+    report(scores, rel, nq, recall, {"eval": eval_id, "split": split, "questions": nq,
+                                     "gold_passages": n_hops, "reachable": reach,
+                                     "expand_hops": sorted(knobs)})
 
 
 if __name__ == "__main__":
