@@ -13,7 +13,8 @@ Prints one row per method and, as its last line, one JSON object of the figures.
 batch_size 1 and N (see _batch_compare.py) and reports both.
 
 ``--eval EVAL_ID`` reports the same figures from a stored eval instead of running (for
-example one run with ``eval --reuse-calls``, which re-runs only what a change touched).
+example one run with ``eval --reuse-calls``, which re-runs only what a change touched);
+with ``--split dev,test`` only on those splits' questions.
 Accuracy is then the eval's contains metric, and wall time is the mean over the runs that
 made every call themselves (``n_wall``): a run answered from stored calls did not time
 the model.
@@ -67,7 +68,7 @@ def main() -> None:
                     help="report a stored eval's runs instead of running the methods")
     args = ap.parse_args()
     if args.eval:
-        report_eval(args.eval)
+        report_eval(args.eval, args.split)
         return
 
     overrides: dict[str, dict[str, str]] = {}
@@ -186,8 +187,10 @@ class Table:
         return self.figures
 
 
-def report_eval(eval_id: str) -> None:
-    """The table of a stored eval: its items on the questions every method answered."""
+def report_eval(eval_id: str, split: str | None = None) -> None:
+    """The table of a stored eval: its items on the questions every method answered (of
+    ``split`` only, when given: an eval over a dataset's first N questions mixes splits,
+    and a knob fitted on train should be read on the others)."""
     from workbench.eval.queries import series
     from workbench.eval.runner import get_eval
     from workbench.llm.replay import runs_with_reused_calls
@@ -205,8 +208,12 @@ def report_eval(eval_id: str) -> None:
     for it in series(items):       # one row per variant where a method ran several
         by_series.setdefault(it["series"], {})[it["question_id"]] = it
     shared = set.intersection(*(set(v) for v in by_series.values())) if by_series else set()
+    if split:
+        splits = {p.strip() for p in split.split(",")}
+        shared &= {q.id for q in load_dataset(ev["dataset"]).questions if q.split in splits}
     print(f"eval {eval_id}: model {model}, dataset {ev['dataset']}, "
-          f"{len(shared)} questions every method answered", flush=True)
+          f"{len(shared)} questions every method answered"
+          + (f" (split {split})" if split else ""), flush=True)
     table = Table()
     for label, got in by_series.items():
         table.add(label, [Row(q, it["llm_calls"] or 0,
@@ -216,7 +223,7 @@ def report_eval(eval_id: str) -> None:
                                bool(it["refused"]), it["status"] == "failed")
                            for q, it in sorted(got.items()) if q in shared])
     print(json.dumps({"eval": eval_id, "model": model, "dataset": ev["dataset"],
-                      "questions": len(shared), "reuse_calls": ev["spec"].get("reuse_calls"),
+                      "split": split, "questions": len(shared), "reuse_calls": ev["spec"].get("reuse_calls"),
                       "methods": table.finish()}))
 
 
