@@ -40,9 +40,10 @@ def main() -> None:
     ap.add_argument("--split", default="train", help="split calibrated on (train)")
     ap.add_argument("--eval", metavar="EVAL_ID",
                     help="calibrate on the stored CogGRAG runs of this eval (gold passages)")
+    ap.add_argument("--variant", help="with --eval: the CogGRAG variant, where it ran several")
     args = ap.parse_args()
     if args.eval:
-        return from_eval(args.eval, args.split)
+        return from_eval(args.eval, args.split, args.variant)
     ds = load_dataset("demo")
     kg = ds.kg()
     emb = get_embedder(args.model)
@@ -92,17 +93,21 @@ def report(scores: np.ndarray, rel: np.ndarray, nq: int, recall, head: dict) -> 
                       if (~rel).any() else None, "best": best, "at_0.7": at07}))
 
 
-def from_eval(eval_id: str, split: str) -> None:
+def from_eval(eval_id: str, split: str, variant: str | None = None) -> None:
     from workbench.store import Store
     from workbench.triage.gold import gold_evidence, hop_matches
     st = Store()
-    runs = st.query("SELECT i.run_id, i.question_id FROM eval_items i WHERE i.eval_id = ? "
-                    "AND i.method = 'coggrag' AND i.status IN ('finished', 'refused') "
-                    "ORDER BY i.question_id", [eval_id])
+    runs = st.query("SELECT run_id, variant FROM eval_items WHERE eval_id = ? AND method = "
+                    "'coggrag' AND status IN ('finished', 'refused') ORDER BY question_id",
+                    [eval_id])
+    variants = sorted({r["variant"] for r in runs})
+    if variant is None and len(variants) > 1:
+        raise SystemExit(f"eval {eval_id} ran CogGRAG as {variants}; pick one with --variant")
+    runs = [r for r in runs if variant is None or r["variant"] == variant]
     rows = []              # (score, relevant, run index, gold hop indexes the triple holds)
     n_hops, reach, nq, knobs = 0, 0, 0, set()
-    for run_id, _ in ((r["run_id"], r["question_id"]) for r in runs):
-        tr = st.trace(run_id)
+    for r in runs:
+        tr = st.trace(r["run_id"])
         gold = (tr.meta or {}).get("gold") or {}
         if gold.get("split") != split:
             continue
