@@ -389,8 +389,8 @@ def test_answer_perplexity_and_p_right_are_node_scores(kg):
     from workbench.llm.scripted import Rule
     from workbench.viz.whatif import apply, threshold_specs
     be = _backend()
-    be.rules[:0] = [Rule("<score>right", "right", logprob=-0.1),
-                    Rule("<score>wrong", "wrong", logprob=-2.3)]
+    be.rules[:0] = [Rule("<score>[right]", "[right]", logprob=-0.1),
+                    Rule("<score>[wrong]", "[wrong]", logprob=-2.3)]
     tr = _run(kg, be)
     n = tr.nodes["0.1"]
     expected = np.exp(-0.1) / (np.exp(-0.1) + np.exp(-2.3))
@@ -404,8 +404,8 @@ def test_answer_perplexity_and_p_right_are_node_scores(kg):
     assert w.node_pass["0.1"] is False and apply(tr, specs["p_right"], 0.5).node_pass["0.1"]
     # the gate, when set, re-thinks a [right] verdict that is not confident enough
     be2 = _backend()
-    be2.rules[:0] = [Rule("<score>right", "right", logprob=-0.1),
-                     Rule("<score>wrong", "wrong", logprob=-2.3)]
+    be2.rules[:0] = [Rule("<score>[right]", "[right]", logprob=-0.1),
+                     Rule("<score>[wrong]", "[wrong]", logprob=-2.3)]
     tr2 = _run(kg, be2, min_p_right=0.95)
     assert _purposes(tr2).count("rethink") == 3
     assert all(d["gated_by"] == ["p_right"] for _, d in _log(tr2, "verified"))

@@ -109,3 +109,19 @@ def test_coggrag_real_model(default_llm, demo, embedder, qid):
     assert tr.answer["refused"] == tr.nodes["answer"].attrs["is_unknown"]
     if not tr.answer["refused"]:
         assert_span_answer(tr, qid)
+
+
+def test_coggrag_verifier_confidence_agrees_with_its_verdicts_on_the_default_model(
+        default_model_llm, demo, embedder):
+    """p_right is the model's probability of "[right]" against "[wrong]". Qwen2.5 writes
+    "[right" as one token; scoring "right" after a lone "[" gave 0.01-0.25 on verdicts the
+    model itself wrote as [right]. A verdict written greedily as [right] is the likelier."""
+    ds, kg = demo
+    q = ds.question("q014")
+    ctx = RunContext(llm=default_model_llm, config=C.build(CogConfig, COG_SMALL), kg=kg,
+                     embedder=embedder, gold=q, dataset="demo", seed=0)
+    tr = run_to_end(CogGRAG(), ctx, q.question)
+    _well_formed(tr, "0")
+    right = [e["data"]["p_right"] for e in tr.log
+             if e["type"] == "verified" and e["data"]["verdict"] == "right"]
+    assert right and all(p is not None and p > 0.5 for p in right), right

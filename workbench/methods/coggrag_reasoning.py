@@ -9,7 +9,7 @@ Prompts that would overflow the context drop the lowest-scored triples, then the
 pairs; every call says what it dropped (``context_overflow``), the verifier's included, so a
 verdict that did not see all of T is visible. Node scores (spec §6.3): the perplexity of a
 node's answer tokens (and confidence = 1/perplexity) and the verifier's
-p_right = p("right") / (p("right") + p("wrong")) of the verdict token after "[".
+p_right = p("[right]") / (p("[right]") + p("[wrong]")), each verdict scored whole.
 """
 from __future__ import annotations
 
@@ -148,18 +148,26 @@ def reason(ctx: Any, grp: Sequence[MMNode], pairs: list[Pair], know: list[str], 
 
 
 def p_right(ctx: Any, comp: Any) -> Iterator[T.Event]:
-    """p("right") / (p("right") + p("wrong")) of the first verdict token after "[", both
-    scored teacher-forced after the prompt the verifier saw (the backend gives no top-k);
-    returns (p_right, detail)."""
+    """p("[right]") / (p("[right]") + p("[wrong]")), each verdict teacher-forced whole after
+    the prompt the verifier saw and the text before its bracket (the backend gives no top-k);
+    returns (p_right, detail).
+
+    The spec's "first verdict token after [" assumes the tokenizer splits the bracket off.
+    Qwen2.5's has "[right" as one token, so scoring "right" after a lone "[" token read the
+    model off its own tokenization (p_right 0.01-0.25 on verdicts it wrote as [right]). The
+    whole strings' probabilities give the spec's ratio wherever "[" is its own token (its
+    probability cancels) and stay right where it is not."""
     i = comp.text.find("[")
     if i < 0:
         return None, {"reason": "no verdict bracket"}
-    prefix = comp.prompt + comp.text[: i + 1]
+    prefix = comp.prompt + comp.text[:i]
     try:
-        got = yield from ctx.score_many([ScoreRequest(prefix, w) for w in ("right", "wrong")])
+        got = yield from ctx.score_many([ScoreRequest(prefix, f"[{w}]")
+                                         for w in ("right", "wrong")])
     except Exception as e:          # a backend without scoring: the score is n/a
         return None, {"reason": f"{type(e).__name__}: {e}"}
-    lps = {w: (s.tokens[0].logprob if s.tokens else None)
+    lps = {w: (sum(t.logprob for t in s.tokens) if s.tokens and
+               all(t.logprob is not None for t in s.tokens) else None)
            for w, s in zip(("right", "wrong"), got)}
     if lps["right"] is None or lps["wrong"] is None:
         return None, {"reason": "no logprobs"}
