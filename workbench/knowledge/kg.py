@@ -311,6 +311,8 @@ class KnowledgeGraph:
             yield ids[a], rels[b], ids[c]
 
     def source(self, h: str, r: str, t: str) -> str | None:
+        if not self._sources:          # an imported KG: skip the edge search
+            return None
         i = self._find(h, r, t)
         return self._sources.get(i) if i is not None else None
 
