@@ -95,7 +95,7 @@ def report(scores: np.ndarray, rel: np.ndarray, nq: int, recall, head: dict) -> 
 
 def from_eval(eval_id: str, split: str, variant: str | None = None) -> None:
     from workbench.store import Store
-    from workbench.triage.gold import gold_evidence, hop_matches
+    from workbench.triage.gold import TRIPLES, gold_evidence, hop_matches
     st = Store()
     runs = st.query("SELECT run_id, variant FROM eval_items WHERE eval_id = ? AND method = "
                     "'coggrag' AND status IN ('finished', 'refused') ORDER BY question_id",
@@ -105,25 +105,22 @@ def from_eval(eval_id: str, split: str, variant: str | None = None) -> None:
         raise SystemExit(f"eval {eval_id} ran CogGRAG as {variants}; pick one with --variant")
     runs = [r for r in runs if variant is None or r["variant"] == variant]
     rows = []              # (score, relevant, run index, gold hop indexes the triple holds)
-    n_hops, reach, nq, knobs = 0, 0, 0, set()
+    n_hops, nq, knobs = 0, 0, set()
     for r in runs:
         tr = st.trace(r["run_id"])
         gold = (tr.meta or {}).get("gold") or {}
         if gold.get("split") != split:
             continue
-        ev = gold_evidence(gold, "triples")
+        ev = gold_evidence(gold, TRIPLES)
         main = next((e for e in tr.nodes["kg"].evidence if not e.get("attributed")), None) \
             if "kg" in tr.nodes else None
         if ev is None or main is None:
             continue
         knobs.add((tr.meta.get("config") or {}).get("expand_hops", 1))
-        held_any: set[int] = set()
         for h in main["hits"]:
             held = {hop.index for hop in ev.hops if hop_matches(hop, h)}
-            held_any |= held
             rows.append((float(h["meta"]["similarity"]), bool(held), nq, held))
         n_hops += len(ev.hops)
-        reach += len(held_any)
         nq += 1
     if not rows:
         raise SystemExit(f"eval {eval_id} has no CogGRAG run on a {split!r} question with gold "
@@ -134,6 +131,7 @@ def from_eval(eval_id: str, split: str, variant: str | None = None) -> None:
     def recall(kept: np.ndarray) -> float:
         found = {(r[2], i) for r, k in zip(rows, kept) if k for i in r[3]}
         return len(found) / max(n_hops, 1)
+    reach = round(recall(np.ones(len(rows), dtype=bool)) * n_hops)   # every candidate kept
     print(f"{nq} {split} questions of eval {eval_id}: {len(rows)} candidates; any candidate "
           f"reaches {reach} of {n_hops} gold passages ({reach / max(n_hops, 1):.2f})")
     report(scores, rel, nq, recall, {"eval": eval_id, "split": split, "questions": nq,

@@ -223,7 +223,8 @@ def report_eval(eval_id: str, split: str | None = None) -> None:
                                bool(it["refused"]), it["status"] == "failed")
                            for q, it in sorted(got.items()) if q in shared])
     print(json.dumps({"eval": eval_id, "model": model, "dataset": ev["dataset"],
-                      "split": split, "questions": len(shared), "reuse_calls": ev["spec"].get("reuse_calls"),
+                      "split": split, "questions": len(shared),
+                      "reuse_calls": ev["spec"].get("reuse_calls"),
                       "methods": table.finish()}))
 
 

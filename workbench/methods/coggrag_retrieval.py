@@ -210,5 +210,6 @@ def hit(c: dict[str, Any], rank: int) -> dict[str, Any]:
                      "best_key": c["best_key"],
                      "best_key_kind": c["best_key_kind"], "owner": c["owner"],
                      "seed": c["seed"], "seed_string": c["seed_string"],
-                     "direction": c["direction"], "hop": c["hop"], "triple": [c["h"], c["r"], c["t"]],
+                     "direction": c["direction"], "hop": c["hop"],
+                     "triple": [c["h"], c["r"], c["t"]],
                      **({"sources": c["sources"]} if c.get("sources") else {})}}
