@@ -89,18 +89,23 @@ def _page(browser):
 
 
 def _graph_frame(page, timeout: float = 60.0):
-    """The graph component's iframe, once vis-network is up in it."""
+    """The graph component's iframe, once vis-network is up in it.
+
+    Only the component's own frames are asked, each with a bounded wait: ``evaluate`` has
+    no timeout, and on a busy machine one call into a frame that Streamlit was replacing
+    could outlast the whole deadline while the graph was already drawn.
+    """
     deadline = time.time() + timeout
     while time.time() < deadline:
         for f in page.frames:
-            if f == page.main_frame:
+            if f == page.main_frame or "wb_graph" not in f.url or f.is_detached():
                 continue
             try:
-                if f.evaluate("window.wbNetwork !== undefined"):
-                    return f
-            except Exception:        # noqa: BLE001 - frame navigating
+                f.wait_for_function("window.wbNetwork !== undefined", timeout=2_000)
+                return f
+            except Exception:        # noqa: BLE001 - frame navigating or not drawn yet
                 pass
-        time.sleep(0.02)
+        time.sleep(0.05)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "e2e_failure.png"))
     raise AssertionError("the graph component never appeared (see tests/artifacts/e2e_failure.png)")
