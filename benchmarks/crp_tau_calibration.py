@@ -96,7 +96,8 @@ def main() -> None:
     for sq, ans in steps:
         hits = r.search(sq, cfg.top_k)
         passages = C.format_passages(hits, cfg.passage_chars, numbered=False)
-        k = " ".join(be.generate(P.aggregate(sq, passages, cfg.integration_prompt),
+        k = " ".join(be.generate(P.aggregate(sq, passages, cfg.integration_prompt,
+                                             cfg.comparison_demos),
                                  C.greedy(cfg.summary_max_tokens)).text.split())
         rows.append({"step": sq, "gold": ans, "knowledge": k,
                      "supported": C.contains_gold(k, [ans])})

@@ -285,6 +285,19 @@ def test_integration_prompt_choice_decides_the_summary_instruction(style):
         assert all((instruction in p) == (other == style) for p in agg), other
 
 
+@pytest.mark.parametrize("on", [False, True])
+def test_comparison_demos_knob_adds_a_comparison_demo_to_combine_and_summary_prompts(on):
+    be = make_backend(DIAMOND, {})
+    tr = run(be, {"comparison_demos": on})
+    assert tr.status == "finished"
+    for tag in (P.COMBINE_TAG, P.AGG_TAG):
+        prompts = [c["prompt"] for c in be.calls if tag in c["prompt"]]
+        assert prompts, tag
+        # the demo question is in the demo turns, never in the real (last) user turn
+        assert all(("Anthony Perkins" in p) == on for p in prompts), tag
+        assert not any("Anthony Perkins" in last_user(p) for p in prompts)
+
+
 def test_unparsable_proposals_become_visible_and_run_continues():
     be = ScriptedBackend()
     be.add(P.GEN_TAG, "not json at all")

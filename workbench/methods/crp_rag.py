@@ -160,6 +160,13 @@ class CrpRagConfig(PresetConfig):
         "passages say, settle conflicts by plausibility and drop them all when none is "
         "plausible; short = one to three sentences (small-model preset).",
         choices=["paper", "short"], group="knowledge", paper="paper")
+    comparison_demos: bool = knob(
+        False, "Add a comparison-question demo to P_combine and P_integration, so that each "
+        "prompt has a bridge and a comparison demo (spec §7 gap 20; P_gen has both anyway). "
+        "With the default model on HotpotQA-100's train questions 51-100 (19) token F1 fell "
+        "from 0.49 to 0.28 (-0.22 [-0.41, -0.05]; worse on 5 questions, better on none, two "
+        "of them new refusals: the summaries change and tau_ppl was calibrated without the "
+        "demo), so it stays off.", group="knowledge", paper="example slots, no content given")
     passage_chars: int = knob(0, "Characters kept per passage in prompts (0 = whole "
                               "passages).", min=0, max=4000, group="knowledge",
                               paper="whole passages")
@@ -568,7 +575,8 @@ class CrpRag(Method):
                 for a, i in enumerate(g) for j in g[a + 1:]]
         calls: list[T.Event] = []
         parsed = yield from C.tap(ctx.generate_json(
-            "combine", P.combine(q, texts), P.COMBINE_SCHEMA, C.greedy(cfg.gen_max_tokens),
+            "combine", P.combine(q, texts, cfg.comparison_demos), P.COMBINE_SCHEMA,
+            C.greedy(cfg.gen_max_tokens),
             node_id=parents[0], prompt_version=self.pv, validate=_valid_step), calls)
         fallback = parsed is None or not parsed[0]
         if fallback:
@@ -601,7 +609,8 @@ class CrpRag(Method):
         else:
             calls: list[T.Event] = []
             comp = yield from C.tap(ctx.generate(
-                "aggregate", P.aggregate(v.content, passages, cfg.integration_prompt),
+                "aggregate",
+                P.aggregate(v.content, passages, cfg.integration_prompt, cfg.comparison_demos),
                 C.greedy(cfg.summary_max_tokens),
                 node_id=v.id, prompt_version=self.pv), calls)
             knowledge = " ".join(comp.text.split()) or "(empty summary)"

@@ -71,10 +71,19 @@ COMBINE_SHOTS = [
                   ["Find the composer of Psycho.", "Look up who wrote the score of Psycho."]),
      json.dumps({"step": "Find who composed the music for Psycho.", "is_final": True})),
 ]
+# Spec §7 gap 20: a bridge and a comparison demo per prompt. P_gen's shots above already have
+# both; P_combine and P_integration get theirs with the ``comparison_demos`` knob.
+_COMPARE_Q = "Who was born first, Anthony Perkins or Janet Leigh?"
+_COMPARE_STEP = "Find the birth years of Anthony Perkins and Janet Leigh and compare them."
+COMBINE_SHOT_COMPARE = (
+    combine_user(_COMPARE_Q, ["Find the birth years of Anthony Perkins and Janet Leigh.",
+                              "Compare when Anthony Perkins and Janet Leigh were born."]),
+    json.dumps({"step": _COMPARE_STEP, "is_final": True}))
 
 
-def combine(question: str, texts: list[str]) -> list[dict]:
-    return chat(COMBINE_SYSTEM, COMBINE_SHOTS, combine_user(question, texts))
+def combine(question: str, texts: list[str], comparison_demo: bool = False) -> list[dict]:
+    shots = COMBINE_SHOTS + [COMBINE_SHOT_COMPARE] * comparison_demo
+    return chat(COMBINE_SYSTEM, shots, combine_user(question, texts))
 
 
 # -- P_integration (Eq. 8): knowledge summary for one node ----------------------------------
@@ -117,10 +126,28 @@ AGG_SHOTS_SHORT = [
 ]
 
 
-def aggregate(step: str, passages: str, style: str = "paper") -> list[dict]:
+_AGG_PASSAGES_COMPARE = (
+    "- Anthony Perkins: Anthony Perkins, an American actor, was born in 1932 in New York City. "
+    "His roles include Norman Bates in Psycho (1960).\n"
+    "- Janet Leigh: Born in Merced, California in 1927, Janet Leigh went on to become an "
+    "American actor. Her film roles include Marion Crane in Psycho (1960).")
+AGG_SHOT_COMPARE = (
+    agg_user(_COMPARE_STEP, _AGG_PASSAGES_COMPARE),
+    "Janet Leigh was born in 1927 and Anthony Perkins in 1932, so Janet Leigh was born first.\n"
+    "- Birthplaces: Leigh in Merced, California; Perkins in New York City.\n"
+    "- Roles: both starred in Psycho (1960), Perkins as Norman Bates, Leigh as Marion Crane.")
+AGG_SHOT_COMPARE_SHORT = (
+    agg_user(_COMPARE_STEP, _AGG_PASSAGES_COMPARE),
+    "Janet Leigh was born in 1927 and Anthony Perkins in 1932, so Janet Leigh was born first.")
+
+
+def aggregate(step: str, passages: str, style: str = "paper",
+              comparison_demo: bool = False) -> list[dict]:
     if style == "short":
-        return chat(AGG_SYSTEM_SHORT, AGG_SHOTS_SHORT, agg_user(step, passages))
-    return chat(AGG_SYSTEM, AGG_SHOTS, agg_user(step, passages))
+        system, shots, compare = AGG_SYSTEM_SHORT, AGG_SHOTS_SHORT, AGG_SHOT_COMPARE_SHORT
+    else:
+        system, shots, compare = AGG_SYSTEM, AGG_SHOTS, AGG_SHOT_COMPARE
+    return chat(system, shots + [compare] * comparison_demo, agg_user(step, passages))
 
 
 # -- P_evaluation (Eq. 9): free text, its perplexity is the sufficiency score ---------------
