@@ -238,6 +238,98 @@ def test_failed_items_are_stored_and_can_be_retried(tmp_path):
     assert st.query("SELECT count(*) AS n FROM runs")[0]["n"] == 3
 
 
+class _LoggedToyDataset(ToyDataset):
+    """Logs when its retriever is built, so a test sees whether that fell inside a run."""
+
+    def __init__(self, log):
+        super().__init__()
+        self.log = log
+
+    def retriever(self, kind="bm25"):
+        if self._r is None:
+            self.log.append(f"build {kind}")
+        return super().retriever(kind)
+
+
+def _logged_rag(log):
+    from dataclasses import dataclass
+
+    from tests.test_eval_helpers import ToyRag, ToyRagConfig
+    from workbench.config import knob
+
+    @dataclass
+    class Config(ToyRagConfig):
+        retriever: str = knob("bm25", "retriever", choices=["bm25", "dense", "hybrid"])
+
+    class LoggedRag(ToyRag):
+        def run(self, ctx, question):
+            log.append("run")
+            yield from super().run(ctx, question)
+
+    LoggedRag.Config = Config
+    return LoggedRag
+
+
+@pytest.mark.parametrize("real_model", [True, False])
+def test_an_eval_loads_the_retriever_before_its_first_timed_item(tmp_path, real_model):
+    """With a real model the first item's wall time must not hold the index build (41 s of
+    standard RAG's first HotpotQA item once): the eval builds it before the first run. The
+    scripted backend of control-flow tests skips that."""
+    from workbench.llm.base import ModelInfo
+    log = []
+    be = _backend()
+    if real_model:       # what a llama.cpp backend reports; the calls stay scripted
+        be.info = ModelInfo(name="q", backend="llama_cpp", sha256="x")
+    st = Store(tmp_path / "s.duckdb")
+    r = EvalRunner.new(st, EvalSpec("toy", ["toy-rag"], judge="off", limit=2), backend=be,
+                       dataset=_LoggedToyDataset(log), method_classes={"toy-rag": _logged_rag(log)})
+    ex = r.item_executor()
+    assert ex.warm_up is real_model
+    assert r.run().n_done == 2
+    if real_model:
+        assert log == ["build bm25", "run", "run"]
+    else:
+        assert log == ["run", "build bm25", "run"]
+
+
+def test_warm_context_loads_what_the_config_names_and_reports_a_failure():
+    from dataclasses import dataclass
+
+    from workbench.methods.base import RunContext
+    from workbench.workspace import warm_context
+    searched, linked = [], []
+
+    class R:
+        def __init__(self, name, fail=False):
+            self.name, self.fail = name, fail
+
+        def search(self, q, k=5):
+            searched.append(self.name)
+            if self.fail:
+                raise OSError("index file damaged")
+            return []
+
+    class KG:
+        def link_entities(self, text, k=5, embedder=None):
+            linked.append((text, embedder))
+            return []
+
+    @dataclass
+    class Cfg:
+        dense_retriever: str = "default"
+        sparse_retriever: str = "bm25"
+        top_k: int = 3
+
+    ctx = RunContext(llm=None, config=Cfg(), kg=KG(), embedder="E",
+                     retrievers={"bm25": R("bm25", fail=True), "dense": R("dense"),
+                                 "hybrid": R("hybrid")}, extra={"default_retriever": "dense"})
+    out = warm_context(ctx, "Who directed Inception?")
+    assert sorted(searched) == ["bm25", "dense"]              # hybrid is named by no knob
+    assert linked == [("Who directed Inception?", "E")]
+    assert set(out["seconds"]) == {"bm25 index", "dense index", "KG entity index"}
+    assert out["errors"] == {"bm25 index": "OSError: index file damaged"}
+
+
 def test_thread_workers_give_the_same_results(tmp_path):
     st = Store(tmp_path / "s.duckdb")
     serial = _runner(st)
