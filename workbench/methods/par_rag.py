@@ -126,7 +126,9 @@ class ParRagConfig(PresetConfig):
         "small-model": Preset(
             "small-model",
             "Passages cut to 300 characters, the earlier default that kept SmolLM2-135M's "
-            "read prompts short (not yet measured against whole passages).",
+            "read prompts short. With the default model on HotpotQA-100's first 12 train "
+            "questions: token F1 0.42 against whole passages' 0.45 (-0.03 [-0.28, +0.22]; 3 "
+            "answers differ), 26% fewer tokens, 62 s against 85 s per question.",
             {"passage_chars": 300}),
     }
 
