@@ -237,7 +237,10 @@ class CrpRagConfig(PresetConfig):
             "What suited SmolLM2-135M on the demo world: the UNKNOWN sentinel in the "
             "evaluation prompt with one demo (ppl+unknown), a one-to-three-sentence "
             "knowledge summary of 320-character passages, and tau_ppl calibrated for that "
-            "prompt on demo:train. Figures: pending.",
+            "prompt on demo:train. With the 1.5B default on HotpotQA-100's first 12 train "
+            "questions: token F1 0.28 against the paper setting's 0.33 (-0.06 [-0.25, +0.08]; "
+            "2 answers differ, 2 refusals against 1), 25% fewer tokens, 61 s against 90 s "
+            "per question.",
             {"sufficiency_mode": "ppl+unknown", "eval_shots": 1,
              "tau_ppl": TAU_CALIBRATION["ppl+unknown"].tau, "integration_prompt": "short",
              "passage_chars": 320, "summary_max_tokens": 80}),
