@@ -175,7 +175,6 @@ class ItemExecutor:
         # what a first run would load inside its timed wall is loaded before it (real models
         # only: the scripted and fake backends of control-flow tests time nothing that matters)
         self.warm_up = getattr(self.backend.info, "backend", "") in ("llama_cpp", "openai_compat")
-        self.warmed: dict[tuple, dict[str, Any]] = {}
 
     def _base(self, variant: dict[str, Any], seed: int, query: str) -> tuple[Any, Any]:
         key = (variant["hash"], seed)
@@ -186,7 +185,7 @@ class ItemExecutor:
                                                         self.dataset)
             if self.warm_up:
                 from ..workspace import warm_context
-                self.warmed[key] = warm_context(got[1], query)
+                warm_context(got[1], query)
         return got
 
     def run(self, item: Item) -> ItemResult:
