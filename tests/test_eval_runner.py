@@ -328,6 +328,17 @@ def test_warm_context_loads_what_the_config_names_and_reports_a_failure():
     assert linked == [("Who directed Inception?", "E")]
     assert set(out["seconds"]) == {"bm25 index", "dense index", "KG entity index"}
     assert out["errors"] == {"bm25 index": "OSError: index file damaged"}
+    # a KG's entity descriptions load when the config asks for them
+    looked = []
+    KG.descriptions = type("D", (), {"lookup": lambda self, n: looked.append(n)})()
+
+    @dataclass
+    class Described:
+        entity_descriptions: bool = True
+
+    assert "entity descriptions" not in out["seconds"]
+    out = warm_context(RunContext(llm=None, config=Described(), kg=KG()), "Who?")
+    assert looked == ["Who?"] and "entity descriptions" in out["seconds"]
 
 
 def test_thread_workers_give_the_same_results(tmp_path):

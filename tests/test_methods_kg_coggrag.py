@@ -436,3 +436,64 @@ def test_triples_of_a_built_kg_name_their_passage_so_triage_finds_gold_passages_
     plain = _run(toy_kg(), _backend(), gold=None, epsilon=0.0, k_max=0)
     assert not any("sources" in h["meta"] for h in plain.nodes["kg"].evidence[0]["hits"])
     assert triage(plain, question=hotpot).found == []
+
+
+# --- entity descriptions (the released code's; spec §7.2 item 3) ---
+
+def _described_kg():
+    from workbench.datasets.base import Passage
+    from workbench.knowledge.descriptions import EntityDescriptions
+    kg = toy_kg()
+    kg.descriptions = EntityDescriptions(lambda: [
+        Passage("p-gh", "Glass Harbor", "Glass Harbor is a film directed by Ilse Varga. "
+                "It was shot in winter."),
+        Passage("p-nv", "Norvania (country)", "Norvania is a country. Its flag is green."),
+        Passage("p-ob", "Oren Blake", "Oren Blake is an actor.")])
+    return kg
+
+
+def test_entity_descriptions_put_lead_sentences_of_linked_entities_beside_the_triples():
+    kg = _described_kg()
+    tr = _run(kg, _backend(), entity_descriptions=True, description_min_sim=0.0)
+    node = tr.nodes["descriptions"]
+    hits = node.evidence[0]["hits"]
+    # linked entities only (Glass Harbor, and Norvania through its title's parenthesis)
+    assert {h["id"] for h in hits} == {"p-gh", "p-nv"}
+    assert all(h["meta"]["kept"] and h["meta"]["sources"] == [h["id"]] for h in hits)
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    reason = [c["prompt"] for c in tr.llm_calls.values() if c["purpose"] == "reason"]
+    lead = "Glass Harbor is a film directed by Ilse Varga."
+    assert reason and all(lead in p and "shot in winter" not in p for p in reason)
+    # before the triples, so a prompt over budget drops triples first
+    first = reason[0].split("Knowledge:\n", 1)[1]
+    assert first.index(lead) < first.index("(")
+    # the answer "Ilse Varga" is in a kept description: it counts as support
+    answered = [n for n in tr.nodes.values() if n.attrs.get("answer_final") == "Ilse Varga"]
+    assert answered and all(n.attrs["support"] > 0 for n in answered)
+
+
+def test_entity_descriptions_below_the_threshold_or_switched_off_stay_out_of_prompts():
+    kg = _described_kg()
+    high = _run(kg, _backend(), entity_descriptions=True, description_min_sim=0.99)
+    assert not any(h["meta"]["kept"] for h in high.nodes["descriptions"].evidence[0]["hits"])
+    assert high.nodes["descriptions"].state == "insufficient"
+    off = _run(kg, _backend())
+    assert "descriptions" not in off.nodes
+    for tr in (high, off):
+        prompts = [c["prompt"] for c in tr.llm_calls.values()]
+        assert not any("directed by Ilse Varga." in p for p in prompts)
+    # switched off, the prompts are the paper mode's whatever the KG carries
+    plain = _run(toy_kg(), _backend())
+    assert sorted(c["prompt"] for c in off.llm_calls.values()) == \
+        sorted(c["prompt"] for c in plain.llm_calls.values())
+
+
+def test_triage_finds_a_gold_passage_in_an_entity_description():
+    from workbench.triage import triage
+    kg = _described_kg()
+    hotpot = {"id": "h2", "question": ROOT_Q, "answers": ["Port Amsel"],
+              "gold_titles": ["Glass Harbor", "Ilse Varga"],
+              "meta": {"gold_passage_ids": ["p-gh", "p-iv"]}}
+    t = triage(_run(kg, _backend(), gold=None, entity_descriptions=True,
+                    description_min_sim=0.0), question=hotpot)
+    assert t.found == [0] and {m["how"] for m in t.marks["descriptions"]} == {"id"}

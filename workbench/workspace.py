@@ -98,4 +98,6 @@ def warm_context(ctx: RunContext, query: str) -> dict[str, Any]:
         step(f"{kind} index", lambda r=ctx.retrievers[kind]: r.search(query, 1))
     if ctx.kg is not None and hasattr(ctx.kg, "link_entities"):
         step("KG entity index", lambda: ctx.kg.link_entities(query, embedder=ctx.embedder))
+        if knobs.get("entity_descriptions") and getattr(ctx.kg, "descriptions", None) is not None:
+            step("entity descriptions", lambda: ctx.kg.descriptions.lookup(query))
     return out

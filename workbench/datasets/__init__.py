@@ -327,6 +327,8 @@ class Dataset:
                     self._kg = load_built_kg(self.name)
                 if self._kg is not None:
                     self._kg.load_s = time.perf_counter() - t0
+                    from ..knowledge.descriptions import EntityDescriptions
+                    self._kg.descriptions = EntityDescriptions(lambda: self.passages)
                 self._kg_loaded = True
             return self._kg
 

@@ -79,6 +79,8 @@ class KnowledgeGraph:
         # meta.json of a graph the LLM extracted (`kg build`): model, passages done of total
         self.build: dict[str, Any] | None = None
         self.load_s = 0.0
+        # knowledge.descriptions.EntityDescriptions of the dataset's passages, or None
+        self.descriptions: Any = None
 
     # ------------------------------------------------------------------ construction
     @classmethod

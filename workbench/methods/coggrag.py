@@ -35,7 +35,8 @@ from . import coggrag_reasoning as R
 from .base import Method, RunContext
 from .batched import batch_knob, together
 from .coggrag_mindmap import MMNode, bfs_order, force_end, grow, norm_q
-from .coggrag_retrieval import TripleEmbedder, hit, retrieve, validate_global, validate_local
+from .coggrag_retrieval import (TripleEmbedder, describe, description_hit, hit, retrieve,
+                                validate_global, validate_local)
 from .common import hit_at_1, normalize_answer, require_kg
 from .prompts import coggrag as P
 
@@ -84,6 +85,15 @@ class CogConfig(PresetConfig):
                             "in all and left token F1 unchanged (0.17): at ε 0.7 too few "
                             "first-hop triples survive to expand", min=1, max=2,
                             group="retrieval", paper=1)
+    entity_descriptions: bool = knob(False, "Put the lead sentence of each linked entity's "
+                                     "own article beside the triples, when it is similar to "
+                                     "some mind-map question (the released code's Wikidata "
+                                     "descriptions; not in the paper)", group="retrieval",
+                                     paper=False)
+    description_min_sim: float = knob(0.5, "Keep an entity description iff its cosine "
+                                      "similarity to some mind-map question is above this "
+                                      "(the released code's 0.5)", min=0.0, max=1.0,
+                                      group="retrieval", paper="0.5 (released code)")
     max_edges_per_entity: int = knob(300, "Neighbour expansion cap per linked entity "
                                      "(diverse relations first)", min=1, max=100000,
                                      group="retrieval")
@@ -277,11 +287,18 @@ class CogGRAG(Method):
         kept = [c for c in scored if c["kept"]]
         yield from self._retrieval_events(ctx, question, nodes, order, scored, links,
                                           key_rows, subgraph, emb.name)
+        descs: list[dict[str, Any]] = []
+        if cfg.entity_descriptions:
+            descs = describe(kg, links, [nodes[i].question for i in order], emb,
+                             cfg.description_min_sim)
+            yield from self._description_events(question, descs, cfg.description_min_sim)
+        described = [d["text"] for d in descs if d["kept"]]
 
         # ============ stage 3: bottom-up reasoning ============
         yield ctx.set_phase("reason")
         mhat: list[R.Pair] = []
-        know_all = [c["text_prompt"] for c in kept]
+        # descriptions first: a prompt over budget loses the lowest-scored triples first
+        know_all = described + [c["text_prompt"] for c in kept]
         n_rethink = 0
         for t in range(depth, -1, -1):
             level_nodes = [nodes[i] for i in order if nodes[i].level == t]
@@ -298,12 +315,12 @@ class CogGRAG(Method):
             level_pairs: list[R.Pair] = []
             for grp in groups:
                 pairs = R.context(nodes, mhat, level_pairs, grp, cfg)
-                know = R.knowledge(grp, kept, know_all, cfg)
+                know = R.knowledge(grp, kept, know_all, cfg, described)
                 answers, rec = yield from R.reason(
                     ctx, grp, pairs, know, self._greedy(ctx, cfg.max_tokens_reason), pv)
                 # siblings settle independently: their pairs and knowledge are fixed above
                 rounds = yield from together(
-                    ctx, [self._settle(ctx, m, a, rec, pairs, know, kept)
+                    ctx, [self._settle(ctx, m, a, rec, pairs, know, kept, described)
                           for m, a in zip(grp, answers)], cfg.batch_size)
                 n_rethink += sum(rounds)
                 for m in grp:
@@ -396,9 +413,23 @@ class CogGRAG(Method):
                        eps=cfg.epsilon, K_max=cfg.k_max, truncated=truncated,
                        embedder=emb_name, scores=[round(c["score"], 4) for c in scored][:2000])
 
+    def _description_events(self, question: str, descs: list[dict[str, Any]],
+                            min_sim: float) -> Iterator[T.Event]:
+        """A retrieval node of its own, so the descriptions can be inspected apart from the
+        triples (and the ε what-if slider on the KG node re-prunes triples only)."""
+        n_kept = sum(d["kept"] for d in descs)
+        yield T.node_added("descriptions", "retrieval", f"{n_kept} of {len(descs)} entity "
+                           f"descriptions kept (similarity > {min_sim})", parents=["0"],
+                           layer=0, state="retrieved" if n_kept else "insufficient",
+                           n_candidates=len(descs), n_kept=n_kept, min_similarity=min_sim)
+        yield T.Event(T.RETRIEVED, {
+            "query": question, "retriever": "kg-descriptions", "k": n_kept,
+            "hits": [description_hit(d, r) for r, d in enumerate(descs, 1)]},
+            node_id="descriptions")
+
     def _settle(self, ctx: RunContext, m: MMNode, a: str, rec: dict[str, Any] | None,
-                pairs: list[R.Pair], know: list[str], kept: list[dict[str, Any]]
-                ) -> Iterator[T.Event]:
+                pairs: list[R.Pair], know: list[str], kept: list[dict[str, Any]],
+                described: list[str]) -> Iterator[T.Event]:
         """Draft, verify, maybe re-think, finalise one node; returns its re-think count."""
         cfg: CogConfig = ctx.config
         pv = self.prompt_version
@@ -446,7 +477,7 @@ class CogGRAG(Method):
         if scores:
             yield T.node_scored(m.id, scores, {"p_right": cfg.min_p_right,
                                                "confidence": cfg.min_confidence})
-        support = R.support(final, kept)
+        support = R.support(final, kept, described)
         state = "unknown" if m.is_unknown else (
             "verified" if verdict == "right" and not rethought else "answered")
         yield T.custom("node_finalized", m.id, final_answer=final, is_unknown=m.is_unknown)

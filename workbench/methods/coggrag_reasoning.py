@@ -53,8 +53,9 @@ def span_perplexity(rec: dict[str, Any] | None, span: str) -> float | None:
     return round(math.exp(-sum(lps) / len(lps)), 4)
 
 
-def support(answer: str, kept: Sequence[dict[str, Any]]) -> int:
-    """Triples of T whose head or tail (normalised) occurs in the answer."""
+def support(answer: str, kept: Sequence[dict[str, Any]], texts: Sequence[str] = ()) -> int:
+    """Triples of T whose head or tail (normalised) occurs in the answer, plus knowledge
+    sentences (entity descriptions) that contain the answer."""
     a = normalize_answer(answer)
     if not a:
         return 0
@@ -64,7 +65,7 @@ def support(answer: str, kept: Sequence[dict[str, Any]]) -> int:
         if any(len(normalize_answer(x)) > 2 and normalize_answer(x) in a
                for x in (names[0], names[-1])):
             n += 1
-    return n
+    return n + sum(1 for x in texts if a in normalize_answer(x))
 
 
 def context(nodes: dict[str, MMNode], mhat: Sequence[Pair], level_pairs: Sequence[Pair],
@@ -81,14 +82,15 @@ def context(nodes: dict[str, MMNode], mhat: Sequence[Pair], level_pairs: Sequenc
 
 
 def knowledge(grp: Sequence[MMNode], kept: Sequence[dict[str, Any]], know_all: list[str],
-              cfg: Any) -> list[str]:
-    """All of T (the paper), or the group's attributed triples plus the top global ones."""
+              cfg: Any, described: Sequence[str] = ()) -> list[str]:
+    """All of T (the paper), or the group's attributed triples plus the top global ones
+    (after the entity descriptions, which belong to no node)."""
     if cfg.knowledge_scope == "all":
         return list(know_all)
     ids = {m.id for m in grp}
     own = [c["text_prompt"] for c in kept if c["owner"] in ids]
     glob = [c["text_prompt"] for c in kept if c["owner"] in ("GLOBAL", "BATCH")][:10]
-    return list(dict.fromkeys(own + glob))
+    return list(dict.fromkeys(list(described) + own + glob))
 
 
 def _ntok(ctx: Any, msgs: list[dict[str, str]]) -> int:

@@ -213,3 +213,35 @@ def hit(c: dict[str, Any], rank: int) -> dict[str, Any]:
                      "direction": c["direction"], "hop": c["hop"],
                      "triple": [c["h"], c["r"], c["t"]],
                      **({"sources": c["sources"]} if c.get("sources") else {})}}
+
+
+def describe(kg: Any, links: dict[str, list], questions: Sequence[str], emb: TripleEmbedder,
+             min_sim: float) -> list[dict[str, Any]]:
+    """The released code's entity descriptions (spec §7.2 item 3; not in the paper): the
+    lead sentence of each linked entity's own article (``kg.descriptions``), best first,
+    kept iff its cosine similarity to some mind-map question is above ``min_sim``."""
+    lookup = getattr(kg, "descriptions", None)
+    out: list[dict[str, Any]] = []
+    if lookup is None or not questions:
+        return out
+    seen: set[str] = set()
+    for eid in dict.fromkeys(i for ids in links.values() for i, _, _ in ids):
+        got = lookup.lookup(kg.name(eid))
+        if got and got[0] not in seen:
+            seen.add(got[0])
+            out.append({"entity": eid, "name": kg.name(eid), "pid": got[0], "text": got[1]})
+    if out:
+        emb.fit_texts = [d["text"] for d in out] + list(questions)
+        S = emb.encode([d["text"] for d in out]) @ emb.encode(list(questions)).T
+        for d, row in zip(out, S):
+            d["score"] = float(row.max())
+            d["kept"] = d["score"] > min_sim
+    return sorted(out, key=lambda d: -d["score"])
+
+
+def description_hit(d: dict[str, Any], rank: int) -> dict[str, Any]:
+    """A description as a retrieved passage hit (triage matches it by passage id)."""
+    return {"id": d["pid"], "title": d["name"], "text": d["text"], "retriever": "kg-descriptions",
+            "score": round(d["score"], 5), "rank": rank,
+            "meta": {"kept": d["kept"], "similarity": round(d["score"], 5),
+                     "entity": d["entity"], "sources": [d["pid"]]}}
