@@ -88,8 +88,12 @@ class CogConfig(PresetConfig):
     entity_descriptions: bool = knob(False, "Put the lead sentence of each linked entity's "
                                      "own article beside the triples, when it is similar to "
                                      "some mind-map question (the released code's Wikidata "
-                                     "descriptions; not in the paper)", group="retrieval",
-                                     paper=False)
+                                     "descriptions; not in the paper). On HotpotQA's first "
+                                     "50 with the default model it raised the gold passages "
+                                     "reached from 51% to 58% and token F1 on the 23 train "
+                                     "questions from 0.12 to 0.26 (+0.14 [+0.01, +0.30]), but "
+                                     "not on the 27 dev/test ones (0.20 against 0.18), so it "
+                                     "stays off", group="retrieval", paper=False)
     description_min_sim: float = knob(0.5, "Keep an entity description iff its cosine "
                                       "similarity to some mind-map question is above this "
                                       "(the released code's 0.5)", min=0.0, max=1.0,
