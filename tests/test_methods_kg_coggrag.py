@@ -309,7 +309,9 @@ def test_config_defaults_follow_the_spec():
     assert {"decomposition", "global_keys", "verification"} <= abl
     assert CogGRAG.view == "mindmap" and CogGRAG.thresholds == {
         "similarity": ("epsilon", "higher"), "p_right": ("min_p_right", "higher"),
-        "confidence": ("min_confidence", "higher")}
+        "confidence": ("min_confidence", "higher"),
+        "description_similarity": ("description_min_sim", "higher")}
+    assert not c.entity_descriptions and c.description_min_sim == 0.5
     assert (c.min_p_right, c.min_confidence) == (0.0, 0.0)        # extensions off: the paper
 
 
@@ -460,7 +462,8 @@ def test_entity_descriptions_put_lead_sentences_of_linked_entities_beside_the_tr
     # linked entities only (Glass Harbor, and Norvania through its title's parenthesis)
     assert {h["id"] for h in hits} == {"p-gh", "p-nv"}
     assert all(h["meta"]["kept"] and h["meta"]["sources"] == [h["id"]] for h in hits)
-    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    sims = [h["meta"]["description_similarity"] for h in hits]
+    assert sims == sorted(sims, reverse=True)
     reason = [c["prompt"] for c in tr.llm_calls.values() if c["purpose"] == "reason"]
     lead = "Glass Harbor is a film directed by Ilse Varga."
     assert reason and all(lead in p and "shot in winter" not in p for p in reason)
@@ -497,3 +500,22 @@ def test_triage_finds_a_gold_passage_in_an_entity_description():
     t = triage(_run(kg, _backend(), gold=None, entity_descriptions=True,
                     description_min_sim=0.0), question=hotpot)
     assert t.found == [0] and {m["how"] for m in t.marks["descriptions"]} == {"id"}
+
+
+def test_what_if_sliders_keep_triples_and_descriptions_apart():
+    from workbench.viz.whatif import apply, threshold_specs
+    tr = _run(_described_kg(), _backend(), entity_descriptions=True, description_min_sim=0.0,
+              epsilon=0.0)
+    specs = {s.score: s for s in threshold_specs(tr, CogGRAG)}
+    eps, desc = specs["similarity"], specs["description_similarity"]
+    assert eps.target == desc.target == "evidence"
+    assert len(desc.values) == 2 and desc.value == 0.0
+    assert len(eps.values) == len(tr.nodes["kg"].evidence[0]["hits"]) + sum(
+        len(tr.nodes[i].evidence[0]["hits"]) for i in ("0", "0.1", "0.2")
+        if tr.nodes[i].evidence)
+    # the strictest ε drops every triple and no description; the strictest description
+    # threshold the reverse
+    w = apply(tr, eps, 1.01)
+    assert w.kept_hits["kg"] == 0 and "descriptions" not in w.kept_hits
+    w = apply(tr, desc, 1.01)
+    assert w.kept_hits["descriptions"] == 0 and "kg" not in w.kept_hits

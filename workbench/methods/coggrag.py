@@ -198,7 +198,8 @@ class CogGRAG(Method):
                    "then answers bottom-up with a verifier and one re-think per failed check; "
                    "the root's answer is cut to its short span.")
     thresholds = {"similarity": ("epsilon", "higher"), "p_right": ("min_p_right", "higher"),
-                  "confidence": ("min_confidence", "higher")}
+                  "confidence": ("min_confidence", "higher"),
+                  "description_similarity": ("description_min_sim", "higher")}
 
     # ---------------------------------------------------------------- decoding
     def _explore(self, ctx: RunContext, max_tokens: int, salt: str) -> GenParams:
@@ -420,7 +421,7 @@ class CogGRAG(Method):
     def _description_events(self, question: str, descs: list[dict[str, Any]],
                             min_sim: float) -> Iterator[T.Event]:
         """A retrieval node of its own, so the descriptions can be inspected apart from the
-        triples (and the ε what-if slider on the KG node re-prunes triples only)."""
+        triples; their hits carry ``description_similarity``, which has its own what-if."""
         n_kept = sum(d["kept"] for d in descs)
         yield T.node_added("descriptions", "retrieval", f"{n_kept} of {len(descs)} entity "
                            f"descriptions kept (similarity > {min_sim})", parents=["0"],

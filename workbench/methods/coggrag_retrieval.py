@@ -240,8 +240,10 @@ def describe(kg: Any, links: dict[str, list], questions: Sequence[str], emb: Tri
 
 
 def description_hit(d: dict[str, Any], rank: int) -> dict[str, Any]:
-    """A description as a retrieved passage hit (triage matches it by passage id)."""
+    """A description as a retrieved passage hit (triage matches it by passage id). Its
+    score has a name of its own and no top-level "score": the what-if slider on ε reads
+    "similarity" (or a hit's "score") and must not re-prune descriptions."""
     return {"id": d["pid"], "title": d["name"], "text": d["text"], "retriever": "kg-descriptions",
-            "score": round(d["score"], 5), "rank": rank,
-            "meta": {"kept": d["kept"], "similarity": round(d["score"], 5),
+            "rank": rank,
+            "meta": {"kept": d["kept"], "description_similarity": round(d["score"], 5),
                      "entity": d["entity"], "sources": [d["pid"]]}}
