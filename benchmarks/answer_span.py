@@ -38,6 +38,8 @@ CASES = [
      "Inception came out in 2010 and Interstellar in 2014, so Inception was first.",
      "Inception"),
     ("In what year was Interstellar released?", "Interstellar was released in 2014.", "2014"),
+    ("On which date was Interstellar first shown?",
+     "Interstellar premiered on October 26, 2014, in Los Angeles.", "October 26, 2014"),
     ("Is Interstellar a science fiction film?",
      "Yes, Interstellar is a science fiction film directed by Christopher Nolan.", "yes"),
     ("Who composed the music of Inception?",

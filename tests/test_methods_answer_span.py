@@ -246,3 +246,20 @@ def test_a_real_crp_run_answers_with_a_short_span(default_llm):
     x = tr.nodes[tr.nodes[tr.answer["node_id"]].parents[0]]
     call = tr.llm_calls[x.llm_calls[0]]
     assert call["logprobs_available"] and 0 < call["scores"]["confidence"] <= 1
+
+
+def test_the_default_model_keeps_a_whole_date_in_the_span(default_model_llm):
+    """A HotpotQA-100 question and CRP-RAG's long answer to it: before the prompt had a
+    whole-date shot (span-2) the default model cut the date to "April 5"."""
+    from workbench.methods import answer_span as S
+    from workbench.methods.base import RunContext
+    q = ("Zhongzheng District is a district in Taipei, Republic of China, the late President "
+         "of the Republic of China was Chiang Kai-shek, who died on which date?")
+    gen = S.extract(RunContext(llm=default_model_llm, config=None), q,
+                    "Chiang Kai-shek died on April 5, 1975.", "", parents=["a"], layer=0)
+    try:
+        while True:
+            next(gen)
+    except StopIteration as stop:
+        span = stop.value
+    assert span.parsed and span.text == "April 5, 1975"

@@ -10,7 +10,7 @@ import json
 
 from . import chat
 
-VERSION = "span-1"
+VERSION = "span-2"
 
 MAX_WORDS = 8
 # A span of one to MAX_WORDS words, none holding a quote, a backslash or a control character
@@ -42,6 +42,10 @@ SHOTS = [
     _shot("Where was the director of Psycho (1960) born?",
           "Psycho (1960) was directed by Alfred Hitchcock. Alfred Hitchcock was born in London, "
           "England in 1899.", "London"),
+    # a whole date: without this shot the 1.5B model cut "April 5, 1975" to "April 5"
+    _shot("On which date was Psycho first shown?",
+          "Psycho premiered on June 16, 1960, at the DeMille Theatre in New York.",
+          "June 16, 1960"),
     _shot("Which film came out first, Psycho or Vertigo?",
           "Vertigo was released in 1958 and Psycho in 1960, so Vertigo came out first.",
           "Vertigo"),
