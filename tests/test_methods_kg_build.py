@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from workbench.datasets.base import Passage
-from workbench.knowledge import kg_build
+from workbench.knowledge import built_kgs, kg_build
 from workbench.llm.scripted import ScriptedBackend
 
 
@@ -37,7 +37,7 @@ def test_build_extracts_triples_with_source_passages():
     be = _backend()
     res = kg_build.build_kg(FakeDS(), be, progress=False)
     assert res.complete and res.passages_done == 4 and res.parse_failures == 1
-    kg = kg_build.load_built_kg("tiny")
+    kg = built_kgs.load_built_kg("tiny")
     assert kg is not None and kg.n_triples == 4
     assert kg.source("e:glass harbor", "directed by", "e:ilse varga") == "p1"
     assert kg.name("e:port amsel") == "Port Amsel"          # most frequent surface form
@@ -58,7 +58,7 @@ def test_build_resumes_after_interruption_and_is_cached_per_model():
     be = Boom(rules=_backend().rules)
     with pytest.raises(KeyboardInterrupt):
         kg_build.build_kg(FakeDS(), be, progress=False)
-    d = kg_build.build_dir("tiny", FakeDS.corpus_hash, "scripted")
+    d = built_kgs.build_dir("tiny", FakeDS.corpus_hash, "scripted")
     assert len((d / "checkpoint.jsonl").read_text().splitlines()) == 2
     meta = json.loads((d / "meta.json").read_text())
     assert meta["complete"] is False and meta["passages_done"] == 2   # partial KG is saved
@@ -71,9 +71,9 @@ def test_build_resumes_after_interruption_and_is_cached_per_model():
     be3.info.sha256 = "othermodel"
     r3 = kg_build.build_kg(FakeDS(), be3, progress=False, limit=1)
     assert r3.dir != res.dir and r3.passages_done == 1
-    assert kg_build.load_built_kg("tiny", "scripted").n_triples == 4
-    assert kg_build.load_built_kg("tiny", "othermodel").n_triples == 1
-    assert kg_build.load_built_kg("nope") is None
+    assert built_kgs.load_built_kg("tiny", "scripted").n_triples == 4
+    assert built_kgs.load_built_kg("tiny", "othermodel").n_triples == 1
+    assert built_kgs.load_built_kg("nope") is None
 
 
 class Grouping(ScriptedBackend):
@@ -89,12 +89,12 @@ class Grouping(ScriptedBackend):
 
 def test_a_batched_build_gives_the_same_graph_and_retries_a_bad_output_alone():
     one = kg_build.build_kg(FakeDS(), _backend(), progress=False)
-    triples_one = sorted(map(tuple, kg_build.load_built_kg("tiny").triples()))
+    triples_one = sorted(map(tuple, built_kgs.load_built_kg("tiny").triples()))
     be = Grouping(rules=_backend().rules)
     res = kg_build.build_kg(FakeDS(), be, progress=False, batch=3, restart=True)
     assert res.complete and res.parse_failures == one.parse_failures == 1
     assert be.groups == [3]                      # p1-p3 together; p4 is a group of one
-    assert sorted(map(tuple, kg_build.load_built_kg("tiny").triples())) == triples_one
+    assert sorted(map(tuple, built_kgs.load_built_kg("tiny").triples())) == triples_one
     # the unparsable first output of a batched passage gets exactly one more try, alone
     assert sum("Title: Norvania" in c["prompt"] for c in be.calls) == 2
     assert [c["params"]["max_tokens"] for c in be.calls if "Title: Norvania" in c["prompt"]] \
@@ -125,8 +125,8 @@ def test_batched_extraction_with_the_real_model_parses_every_passage(default_llm
 
 def test_a_kg_built_from_part_of_the_corpus_is_flagged_on_every_kg_run():
     kg_build.build_kg(FakeDS(), _backend(), progress=False, limit=2)
-    kg = kg_build.load_built_kg("tiny")
-    note = kg_build.partial_note(kg)
+    kg = built_kgs.load_built_kg("tiny")
+    note = built_kgs.partial_note(kg)
     assert "from 2 of the 4 passages of tiny" in note and "kg build tiny" in note
     from workbench.methods.base import RunContext
     from workbench.methods.coggrag import CogConfig, CogGRAG
@@ -138,7 +138,7 @@ def test_a_kg_built_from_part_of_the_corpus_is_flagged_on_every_kg_run():
         assert [e["data"]["note"] for e in tr.log if e["type"] == "kg_partial"] == [note]
     # the whole corpus extracted: nothing to say
     kg_build.build_kg(FakeDS(), _backend(), progress=False)
-    assert kg_build.partial_note(kg_build.load_built_kg("tiny")) is None
+    assert built_kgs.partial_note(built_kgs.load_built_kg("tiny")) is None
 
 
 def test_torn_checkpoint_line_is_ignored(tmp_path):

@@ -14,7 +14,7 @@ from ._common import add_model_args
 
 def _kg_note(runner: Any) -> str | None:
     """The caveat of a partly built KG, when a KG method of this eval reads one."""
-    from ..knowledge.kg_build import partial_note
+    from ..knowledge.built_kgs import partial_note
     from ..methods import get_method
     if not any(get_method(v.method).kind == "kg" for v in runner.variants):
         return None

@@ -50,7 +50,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_info(args: argparse.Namespace) -> int:
     from ..datasets import load_dataset
-    from ..knowledge.kg_build import built_kgs
+    from ..knowledge.built_kgs import built_kgs
     ds = load_dataset(args.dataset)
     own = ds.kg() if getattr(ds, "has_kg", False) else None
     built = built_kgs(ds.name)

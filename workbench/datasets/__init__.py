@@ -323,7 +323,7 @@ class Dataset:
                 elif (self.path / "kg").is_dir():
                     self._kg = KnowledgeGraph.load(self.path / "kg")
                 else:   # a KG built from the corpus with `python -m workbench kg build`
-                    from ..knowledge.kg_build import load_built_kg
+                    from ..knowledge.built_kgs import load_built_kg
                     self._kg = load_built_kg(self.name)
                 if self._kg is not None:
                     self._kg.load_s = time.perf_counter() - t0

@@ -15,8 +15,8 @@ Builds are cached per corpus and model under
   rewritten at the end of every build;
 - ``meta.json``: dataset, model, counts, parse failures, timings.
 
-:func:`load_built_kg` finds a built graph for a dataset (the newest, or the one for a
-given model); ``Dataset.kg()`` falls back to it for a dataset that ships no KG.
+:mod:`~workbench.knowledge.built_kgs` finds and loads stored builds (``Dataset.kg()`` falls
+back to them for a dataset that ships no KG) without importing this module.
 """
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .. import paths
 from ..datasets.base import Entity, Passage, Triple
 from ..llm import batching
 from ..llm.base import ContextOverflowError, GenParams, GenRequest
+from .built_kgs import build_dir
 from .text import normalize_name
 
 PROMPT_VERSION = "kgb-1"
@@ -47,15 +47,6 @@ def schema(max_triples: int = 8, max_len: int = 60) -> dict[str, Any]:
     return {"type": "object", "properties": {
         "triples": {"type": "array", "items": item, "maxItems": max_triples}},
         "required": ["triples"]}
-
-
-def build_root() -> Path:
-    return paths.sub("kg")
-
-
-def build_dir(dataset: str, corpus_hash: str, model_sha: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", dataset)
-    return build_root() / f"{safe}-{corpus_hash[:10]}-{(model_sha or 'unknown')[:12]}"
 
 
 def entity_id(name: str) -> str:
@@ -292,50 +283,3 @@ def build_kg(dataset: Any, llm: Any, *, limit: int | None = None, max_triples: i
         tmp.replace(d / "meta.json")
     return BuildResult(d, ds.name, model, sha, len(passages), len(recs), newly, failures,
                        kg.n_entities, kg.n_triples, time.perf_counter() - t0, complete, meta)
-
-
-def built_kgs(dataset_name: str | None = None) -> list[dict[str, Any]]:
-    """Metadata of the built KGs (newest first), optionally for one dataset."""
-    out = []
-    root = build_root()
-    for d in root.iterdir():
-        mf = d / "meta.json"
-        if not (d.is_dir() and mf.is_file() and (d / "kg").is_dir()):
-            continue
-        try:
-            m = json.loads(mf.read_text())
-        except (OSError, ValueError):
-            continue
-        if dataset_name is not None and m.get("dataset") != dataset_name:
-            continue
-        m["path"] = str(d)
-        out.append(m)
-    out.sort(key=lambda m: -float(m.get("updated", 0)))
-    return out
-
-
-def load_built_kg(dataset_name: str, model_sha: str | None = None):
-    """The built KG of ``dataset_name`` (for ``model_sha``, else the newest), or None.
-
-    ``Dataset.kg()`` should fall back to this when the dataset has no KG of its own.
-    """
-    from .kg import KnowledgeGraph
-    for m in built_kgs(dataset_name):
-        if model_sha and not str(m.get("model_sha256", "")).startswith(model_sha[:12]):
-            continue
-        kg = KnowledgeGraph.load(Path(m["path"]) / "kg")
-        kg.build = m
-        return kg
-    return None
-
-
-def partial_note(kg: Any) -> str | None:
-    """What a reader must know about answers from a KG built from part of its corpus."""
-    m = getattr(kg, "build", None) or {}
-    done, total = int(m.get("passages_done") or 0), int(m.get("passages_total") or 0)
-    if not m or m.get("corpus_complete") or done >= total:
-        return None
-    return (f"This knowledge graph was extracted by {m.get('model', 'the LLM')} from {done} of "
-            f"the {total} passages of {m.get('dataset')} (built with --limit, or interrupted): facts "
-            f"in the other passages are not in it, while the text methods search all of them. "
-            f"Run `python -m workbench kg build {m.get('dataset')}` to extract the rest.")

@@ -330,7 +330,7 @@ def trace_problems(tr: T.Trace) -> list[str]:
 
 def require_kg(ctx: Any, method: str, node_id: str) -> tuple[Any, list[T.Event]]:
     """``ctx.kg`` and the caveat events it calls for; a clear error when there is none."""
-    from ..knowledge.kg_build import partial_note
+    from ..knowledge.built_kgs import partial_note
     if ctx.kg is None:
         raise LookupError(f"{method} needs a knowledge graph (ctx.kg is empty); build one "
                           "with `python -m workbench kg build DATASET`.")
