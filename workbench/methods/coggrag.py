@@ -35,8 +35,8 @@ from . import coggrag_reasoning as R
 from .base import Method, RunContext
 from .batched import batch_knob, together
 from .coggrag_mindmap import MMNode, bfs_order, force_end, grow, norm_q
-from .coggrag_retrieval import (TripleEmbedder, describe, description_hit, hit, retrieve,
-                                validate_global, validate_local)
+from .coggrag_retrieval import (TripleEmbedder, describe, description_events, retrieval_events,
+                                retrieve, validate_global, validate_local)
 from .common import hit_at_1, normalize_answer, require_kg
 from .prompts import coggrag as P
 
@@ -290,13 +290,13 @@ class CogGRAG(Method):
         scored, links, key_rows = retrieve(kg, cfg, {i: nodes[i].local_keys or {}
                                                      for i in order}, subgraph, emb)
         kept = [c for c in scored if c["kept"]]
-        yield from self._retrieval_events(ctx, question, nodes, order, scored, links,
-                                          key_rows, subgraph, emb.name)
+        yield from retrieval_events(ctx, question, [(i, nodes[i].question) for i in order],
+                                    scored, links, key_rows, subgraph, emb.name)
         descs: list[dict[str, Any]] = []
         if cfg.entity_descriptions:
             descs = describe(kg, links, [nodes[i].question for i in order], emb,
                              cfg.description_min_sim)
-            yield from self._description_events(question, descs, cfg.description_min_sim)
+            yield from description_events(question, descs, cfg.description_min_sim)
         described = [d["text"] for d in descs if d["kept"]]
 
         # ============ stage 3: bottom-up reasoning ============
@@ -371,66 +371,6 @@ class CogGRAG(Method):
                                                               ("entities", "tuples", "triples")})
         yield T.node_updated(node_id, None, local_keys=keys)
         return keys
-
-    def _retrieval_events(self, ctx: RunContext, question: str, nodes: dict[str, MMNode],
-                          order: list[str], scored: list[dict[str, Any]],
-                          links: dict[str, list], key_rows: list[dict[str, Any]],
-                          subgraph: list[list[str]], emb_name: str) -> Iterator[T.Event]:
-        cfg: CogConfig = ctx.config
-        kg = ctx.kg
-        kept = [c for c in scored if c["kept"]]
-        for s, ids in links.items():
-            yield T.custom("entity_linked", "0", string=s, kg_node_ids=[i for i, _, _ in ids],
-                           matches=[{"id": i, "name": kg.name(i), "score": sc, "how": h}
-                                    for i, sc, h in ids])
-        seeds_n: dict[str, int] = {}
-        for c in scored:
-            seeds_n[c["seed"]] = seeds_n.get(c["seed"], 0) + 1
-        for sd, n in seeds_n.items():
-            yield T.custom("candidates_expanded", "0", seed=sd, seed_name=kg.name(sd),
-                           n_triples=n)
-        truncated = sum(1 for c in scored if c["over_eps"]) - len(kept)
-        yield T.node_added("kg", "retrieval", f"{len(kept)} of {len(scored)} KG triples "
-                           f"kept (ε={cfg.epsilon})", parents=["0"], layer=0,
-                           state="retrieved" if kept else "insufficient",
-                           n_candidates=len(scored), n_kept=len(kept), epsilon=cfg.epsilon,
-                           k_max=cfg.k_max, truncated=truncated, embedder=emb_name,
-                           unlinked=[s for s, ids in links.items() if not ids],
-                           keys=key_rows, global_subgraph=subgraph,
-                           starvation=not kept and bool(scored),
-                           max_similarity=round(scored[0]["score"], 4) if scored else None,
-                           min_kept_similarity=round(kept[-1]["score"], 4) if kept else None)
-        yield T.Event(T.RETRIEVED, {
-            "query": question, "retriever": "kg", "k": len(kept),
-            "hits": [hit(c, r) for r, c in enumerate(scored, 1)][:2000],
-            "epsilon": cfg.epsilon}, node_id="kg")
-        # every candidate, kept or not, is attributed to the node owning its best key, so
-        # the what-if slider on ε re-prunes per node (hits carry meta["similarity"])
-        for nid in order:
-            own = [c for c in scored if c["owner"] == nid]
-            if own:
-                yield T.Event(T.RETRIEVED, {"query": nodes[nid].question, "retriever": "kg",
-                                            "k": sum(c["kept"] for c in own), "attributed": True,
-                                            "epsilon": cfg.epsilon,
-                                            "hits": [hit(c, r) for r, c in enumerate(own, 1)]},
-                              node_id=nid)
-        yield T.custom("pruning_done", "kg", n_candidates=len(scored), n_kept=len(kept),
-                       eps=cfg.epsilon, K_max=cfg.k_max, truncated=truncated,
-                       embedder=emb_name, scores=[round(c["score"], 4) for c in scored][:2000])
-
-    def _description_events(self, question: str, descs: list[dict[str, Any]],
-                            min_sim: float) -> Iterator[T.Event]:
-        """A retrieval node of its own, so the descriptions can be inspected apart from the
-        triples; their hits carry ``description_similarity``, which has its own what-if."""
-        n_kept = sum(d["kept"] for d in descs)
-        yield T.node_added("descriptions", "retrieval", f"{n_kept} of {len(descs)} entity "
-                           f"descriptions kept (similarity > {min_sim})", parents=["0"],
-                           layer=0, state="retrieved" if n_kept else "insufficient",
-                           n_candidates=len(descs), n_kept=n_kept, min_similarity=min_sim)
-        yield T.Event(T.RETRIEVED, {
-            "query": question, "retriever": "kg-descriptions", "k": n_kept,
-            "hits": [description_hit(d, r) for r, d in enumerate(descs, 1)]},
-            node_id="descriptions")
 
     def _settle(self, ctx: RunContext, m: MMNode, a: str, rec: dict[str, Any] | None,
                 pairs: list[R.Pair], know: list[str], kept: list[dict[str, Any]],

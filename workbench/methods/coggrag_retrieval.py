@@ -6,15 +6,17 @@ mind-map question and a global key subgraph; extracted entity strings linked to 
 directions, diverse relations first under a per-entity cap; ``expand_hops`` 2 adds a
 second hop from the triples kept on the first); a candidate triple x is kept iff
 max_y cos(e(x), e(y)) > epsilon over the key triples y (Eq. 3), with an optional K_max
-safety cap.
+safety cap. The released code's entity descriptions (``describe``) are an option. The
+stage's events (a retrieval node for the triples, one for the descriptions) are built here.
 """
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from .. import trace as T
 from .frag_kg import is_noise_relation, triple_sources
 
 
@@ -247,3 +249,66 @@ def description_hit(d: dict[str, Any], rank: int) -> dict[str, Any]:
             "rank": rank,
             "meta": {"kept": d["kept"], "description_similarity": round(d["score"], 5),
                      "entity": d["entity"], "sources": [d["pid"]]}}
+
+
+def retrieval_events(ctx: Any, question: str, questions: list[tuple[str, str]],
+                     scored: list[dict[str, Any]], links: dict[str, list],
+                     key_rows: list[dict[str, Any]], subgraph: list[list[str]],
+                     emb_name: str) -> Iterator[T.Event]:
+    """The retrieval node, its candidates as retrieved hits, and each mind-map node's own
+    share of them (``questions``: (node id, question) in BFS order)."""
+    cfg = ctx.config
+    kg = ctx.kg
+    kept = [c for c in scored if c["kept"]]
+    for s, ids in links.items():
+        yield T.custom("entity_linked", "0", string=s, kg_node_ids=[i for i, _, _ in ids],
+                       matches=[{"id": i, "name": kg.name(i), "score": sc, "how": h}
+                                for i, sc, h in ids])
+    seeds_n: dict[str, int] = {}
+    for c in scored:
+        seeds_n[c["seed"]] = seeds_n.get(c["seed"], 0) + 1
+    for sd, n in seeds_n.items():
+        yield T.custom("candidates_expanded", "0", seed=sd, seed_name=kg.name(sd),
+                       n_triples=n)
+    truncated = sum(1 for c in scored if c["over_eps"]) - len(kept)
+    yield T.node_added("kg", "retrieval", f"{len(kept)} of {len(scored)} KG triples "
+                       f"kept (ε={cfg.epsilon})", parents=["0"], layer=0,
+                       state="retrieved" if kept else "insufficient",
+                       n_candidates=len(scored), n_kept=len(kept), epsilon=cfg.epsilon,
+                       k_max=cfg.k_max, truncated=truncated, embedder=emb_name,
+                       unlinked=[s for s, ids in links.items() if not ids],
+                       keys=key_rows, global_subgraph=subgraph,
+                       starvation=not kept and bool(scored),
+                       max_similarity=round(scored[0]["score"], 4) if scored else None,
+                       min_kept_similarity=round(kept[-1]["score"], 4) if kept else None)
+    yield T.Event(T.RETRIEVED, {
+        "query": question, "retriever": "kg", "k": len(kept),
+        "hits": [hit(c, r) for r, c in enumerate(scored, 1)][:2000],
+        "epsilon": cfg.epsilon}, node_id="kg")
+    # every candidate, kept or not, is attributed to the node owning its best key, so
+    # the what-if slider on ε re-prunes per node (hits carry meta["similarity"])
+    for nid, q in questions:
+        own = [c for c in scored if c["owner"] == nid]
+        if own:
+            yield T.Event(T.RETRIEVED, {"query": q, "retriever": "kg",
+                                        "k": sum(c["kept"] for c in own), "attributed": True,
+                                        "epsilon": cfg.epsilon,
+                                        "hits": [hit(c, r) for r, c in enumerate(own, 1)]},
+                          node_id=nid)
+    yield T.custom("pruning_done", "kg", n_candidates=len(scored), n_kept=len(kept),
+                   eps=cfg.epsilon, K_max=cfg.k_max, truncated=truncated,
+                   embedder=emb_name, scores=[round(c["score"], 4) for c in scored][:2000])
+
+def description_events(question: str, descs: list[dict[str, Any]],
+                       min_sim: float) -> Iterator[T.Event]:
+    """A retrieval node of its own, so the descriptions can be inspected apart from the
+    triples; their hits carry ``description_similarity``, which has its own what-if."""
+    n_kept = sum(d["kept"] for d in descs)
+    yield T.node_added("descriptions", "retrieval", f"{n_kept} of {len(descs)} entity "
+                       f"descriptions kept (similarity > {min_sim})", parents=["0"],
+                       layer=0, state="retrieved" if n_kept else "insufficient",
+                       n_candidates=len(descs), n_kept=n_kept, min_similarity=min_sim)
+    yield T.Event(T.RETRIEVED, {
+        "query": question, "retriever": "kg-descriptions", "k": n_kept,
+        "hits": [description_hit(d, r) for r, d in enumerate(descs, 1)]},
+        node_id="descriptions")
