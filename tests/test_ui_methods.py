@@ -27,15 +27,19 @@ def _demo_available() -> bool:
 METHODS = sorted(uidata.method_classes())
 
 
+CASES = [(m, {}) for m in METHODS] + [("coggrag", {"entity_descriptions": True})]
+
+
 @pytest.mark.skipif(not _demo_available(), reason="the demo world (data/demo/*.jsonl) is not built")
-@pytest.mark.parametrize("name", METHODS)
-def test_method_renders_in_the_ui(name, tmp_path):
+@pytest.mark.parametrize("name,overrides", CASES,
+                         ids=[m + ("-" + "-".join(o) if o else "") for m, o in CASES])
+def test_method_renders_in_the_ui(name, overrides, tmp_path):
     s = settings_mod.load()
     s.retriever = "bm25"
     store = Store(tmp_path / "ui-methods.duckdb")
     ds = uidata.get_dataset("demo")
     q = uidata.questions(ds)[0]
-    b = live.LiveBatch([live.Job(name)], q.question, question_id=q.id, dataset="demo",
+    b = live.LiveBatch([live.Job(name, overrides)], q.question, question_id=q.id, dataset="demo",
                        llm=LockedBackend(scripted_backend()), store=store, settings=s).start()
     assert b.join(600), f"{name} did not finish"
     js = b.jobs[0]
@@ -53,5 +57,8 @@ def test_method_renders_in_the_ui(name, tmp_path):
         for t in (spec.lo, spec.hi):
             w = wi.apply(tr, spec, t)
             build_view(tr, whatif=w)
+    if overrides.get("entity_descriptions"):     # a node of their own, drawn and inspectable
+        assert tr.nodes["descriptions"].kind == "retrieval"
+        assert "descriptions" in {n["id"] for n in v["nodes"]}
     html = standalone_html(store.export_run(js.run_id))
     assert "<script>alert" not in html and js.run_id in html
