@@ -91,21 +91,24 @@ def _page(browser):
 def _graph_frame(page, timeout: float = 60.0):
     """The graph component's iframe, once vis-network is up in it.
 
-    Only the component's own frames are asked, each with a bounded wait: ``evaluate`` has
-    no timeout, and on a busy machine one call into a frame that Streamlit was replacing
-    could outlast the whole deadline while the graph was already drawn.
+    The frame is found through its element in the page, not ``page.frames``: the sync API
+    updates that list only while it talks to the browser, so a loop of ``page.frames`` and
+    ``time.sleep`` never saw a frame attached after its first look, and timed out beside a
+    drawn graph (measured: 0 frames listed in 60 s, found in 1-2 s this way). Each wait
+    inside a frame is bounded: ``evaluate`` has no timeout.
     """
     deadline = time.time() + timeout
     while time.time() < deadline:
-        for f in page.frames:
-            if f == page.main_frame or "wb_graph" not in f.url or f.is_detached():
+        for el in page.query_selector_all('iframe[src*="wb_graph"]'):
+            f = el.content_frame()
+            if f is None or f.is_detached():
                 continue
             try:
                 f.wait_for_function("window.wbNetwork !== undefined", timeout=2_000)
                 return f
             except Exception:        # noqa: BLE001 - frame navigating or not drawn yet
                 pass
-        time.sleep(0.05)
+        page.wait_for_timeout(100)   # unlike time.sleep, lets the client take in events
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "e2e_failure.png"))
     raise AssertionError("the graph component never appeared (see tests/artifacts/e2e_failure.png)")
