@@ -42,13 +42,15 @@ class EntityDescriptions:
             loose.setdefault(_key(_PAREN.sub("", title)), (str(p.id), sents[0]))
         return {**loose, **exact}       # an exact title wins over a shortened one
 
-    def lookup(self, name: str) -> tuple[str, str] | None:
+    def _names(self) -> dict[str, tuple[str, str]]:
         if self._index is None:
             with self._lock:
                 if self._index is None:
                     self._index = self._build()
-        return self._index.get(_key(name))
+        return self._index
+
+    def lookup(self, name: str) -> tuple[str, str] | None:
+        return self._names().get(_key(name))
 
     def __len__(self) -> int:
-        self.lookup("")
-        return len(self._index or {})
+        return len(self._names())

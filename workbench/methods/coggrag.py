@@ -290,12 +290,12 @@ class CogGRAG(Method):
         scored, links, key_rows = retrieve(kg, cfg, {i: nodes[i].local_keys or {}
                                                      for i in order}, subgraph, emb)
         kept = [c for c in scored if c["kept"]]
-        yield from retrieval_events(ctx, question, [(i, nodes[i].question) for i in order],
-                                    scored, links, key_rows, subgraph, emb.name)
+        asked = [(i, nodes[i].question) for i in order]
+        yield from retrieval_events(ctx, question, asked, scored, links, key_rows, subgraph,
+                                    emb.name)
         descs: list[dict[str, Any]] = []
         if cfg.entity_descriptions:
-            descs = describe(kg, links, [nodes[i].question for i in order], emb,
-                             cfg.description_min_sim)
+            descs = describe(kg, links, [q for _, q in asked], emb, cfg.description_min_sim)
             yield from description_events(question, descs, cfg.description_min_sim)
         described = [d["text"] for d in descs if d["kept"]]
 

@@ -299,6 +299,7 @@ def retrieval_events(ctx: Any, question: str, questions: list[tuple[str, str]],
                    eps=cfg.epsilon, K_max=cfg.k_max, truncated=truncated,
                    embedder=emb_name, scores=[round(c["score"], 4) for c in scored][:2000])
 
+
 def description_events(question: str, descs: list[dict[str, Any]],
                        min_sim: float) -> Iterator[T.Event]:
     """A retrieval node of its own, so the descriptions can be inspected apart from the
