@@ -21,6 +21,9 @@ def paired_differences(figures: dict[str, dict], per_q: dict[str, dict[str, list
         diff = {m: [round(v, 3) for v in paired_bootstrap(vecs[m], base[m])]
                 for m in ("accuracy", "token_f1")}
         figures[label][f"vs_{against}"] = diff
+        mine, theirs = figures[label].get("retrieval"), figures[against].get("retrieval")
         print(f"  {label:14s} accuracy {diff['accuracy'][0]:+.3f} [{diff['accuracy'][1]:+.3f}, "
               f"{diff['accuracy'][2]:+.3f}]  token F1 {diff['token_f1'][0]:+.3f} "
-              f"[{diff['token_f1'][1]:+.3f}, {diff['token_f1'][2]:+.3f}]", flush=True)
+              f"[{diff['token_f1'][1]:+.3f}, {diff['token_f1'][2]:+.3f}]"
+              + (f"  (retrieved differently: {mine} vs {theirs})" if mine != theirs else ""),
+              flush=True)

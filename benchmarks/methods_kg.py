@@ -33,6 +33,7 @@ from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
 from workbench.eval.metrics import exact_match, token_f1  # noqa: E402
 from workbench.methods.common import hit_at_1  # noqa: E402
 from workbench.runner import run_to_end  # noqa: E402
+from workbench.trace import retrieval_label  # noqa: E402
 from workbench.workspace import build_context, warm_context  # noqa: E402
 
 STAGES = ("neighbourhood", "ppr", "relations", "paths", "selected")
@@ -110,13 +111,14 @@ def main() -> None:
         figures.setdefault("warm_up_s", {})[label] = warm_context(
             build_context(name, llm=be, dataset="demo", overrides=over)[1],
             questions[0].question)
-        rows = []
+        rows, used = [], set()
         for q in questions:
             method, ctx = build_context(name, llm=be, dataset="demo", overrides=over,
                                         question_id=q.id)
             t1 = time.perf_counter()
             tr = run_to_end(method, ctx, q.question)
             wall = time.perf_counter() - t1
+            used |= tr.retrievers()
             ans = tr.answer or {}
             text = "" if ans.get("refused") else (ans.get("text") or "")
             tot = tr.totals()
@@ -148,7 +150,7 @@ def main() -> None:
                "wall_s": round(sum(r["wall_s"] for r in rows) / n, 2),
                "refused": sum(r["refused"] for r in rows),
                "failed": sum(r["status"] == "failed" for r in rows),
-               "by_hops": {}}
+               "retrieval": retrieval_label(used), "by_hops": {}}
         for b in ("1", "2", "3+"):
             sub = [r for r in rows if bucket(r["hops"]) == b]
             if sub:

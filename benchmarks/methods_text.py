@@ -40,6 +40,7 @@ from workbench.llm.registry import load_backend  # noqa: E402
 from workbench.eval.metrics import exact_match, token_f1  # noqa: E402
 from workbench.methods.common import contains_gold  # noqa: E402
 from workbench.runner import run_to_end  # noqa: E402
+from workbench.trace import retrieval_label  # noqa: E402
 from workbench.workspace import build_context, warm_context  # noqa: E402
 
 METHODS = ["vanilla", "standard-rag", "ircot", "crp-rag", "par-rag"]
@@ -107,13 +108,14 @@ def main() -> None:
         run_info.setdefault("warm_up_s", {})[label] = warm_context(
             build_context(name, llm=be, dataset=args.dataset, overrides=over)[1],
             qs[0].question)
-        rows = []
+        rows, used = [], set()
         for q in qs:
             m, ctx = build_context(name, llm=be, dataset=args.dataset, overrides=over,
                                    question_id=q.id)
             t0 = time.perf_counter()
             tr = run_to_end(m, ctx, q.question, store=store, question_id=q.id)
             wall = time.perf_counter() - t0
+            used |= tr.retrievers()
             tot = tr.summary.get("totals", {})
             ans = tr.answer or {}
             refused = bool(ans.get("refused"))
@@ -131,7 +133,7 @@ def main() -> None:
                 print(f"  {label} {q.id}: {ans.get('text')!r} gold={q.answers!r} "
                       f"{'OK' if rows[-1].ok else '--'} calls={rows[-1].calls} {wall:.1f}s "
                       f"[{tr.status}]", flush=True)
-        table.add(label, rows)
+        table.add(label, rows, retrieval_label(used))
     print(json.dumps({**run_info, "load_avg_1m": os.getloadavg()[0],
                       "methods": table.finish()}))
 
@@ -157,9 +159,10 @@ class Table:
         self.figures: dict[str, dict[str, float]] = {}
         self.per_q: dict[str, dict[str, list[float]]] = {}
         print(f"{'method':22s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
-              f"{'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s}", flush=True)
+              f"{'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s} retrieval",
+              flush=True)
 
-    def add(self, label: str, rows: list[Row]) -> None:
+    def add(self, label: str, rows: list[Row], retrieval: str) -> None:
         n = len(rows)
         walls = [r.wall for r in rows if r.wall is not None]
         f = {"n": n, "mean_llm_calls": round(statistics.mean(r.calls for r in rows), 2),
@@ -170,13 +173,13 @@ class Table:
              "em": round(statistics.mean(r.em for r in rows), 3),
              "token_f1": round(statistics.mean(r.f1 for r in rows), 3),
              "refusal_rate": round(sum(r.refused for r in rows) / n, 3),
-             "failed": sum(r.failed for r in rows)}
+             "failed": sum(r.failed for r in rows), "retrieval": retrieval}
         self.figures[label] = f
         self.per_q[label] = {"accuracy": [r.ok for r in rows], "token_f1": [r.f1 for r in rows]}
         wall = f"{f['mean_wall_s']:7.2f}" if walls else f"{'-':>7s}"
         print(f"{label:22s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
               f"{wall} {f['accuracy']:5.2f} {f['em']:5.2f} {f['token_f1']:5.2f} "
-              f"{f['refusal_rate']:7.2f} {f['failed']:6d}"
+              f"{f['refusal_rate']:7.2f} {f['failed']:6d} {retrieval}"
               + (f"  (wall over {len(walls)} runs)" if len(walls) < n else ""), flush=True)
 
     def finish(self) -> dict[str, dict[str, float]]:
@@ -195,7 +198,7 @@ def report_eval(eval_id: str, split: str | None = None) -> None:
     """The table of a stored eval: its items on the questions every method answered (of
     ``split`` only, when given: an eval over a dataset's first N questions mixes splits,
     and a knob fitted on train should be read on the others)."""
-    from workbench.eval.queries import series
+    from workbench.eval.queries import retrieval, series
     from workbench.eval.runner import get_eval
     from workbench.llm.replay import runs_with_reused_calls
     from workbench.store import Store
@@ -218,14 +221,14 @@ def report_eval(eval_id: str, split: str | None = None) -> None:
     print(f"eval {eval_id}: model {model}, dataset {ev['dataset']}, "
           f"{len(shared)} questions every method answered"
           + (f" (split {split})" if split else ""), flush=True)
-    table = Table()
+    table, how = Table(), retrieval(st, eval_id)
     for label, got in by_series.items():
         table.add(label, [Row(q, it["llm_calls"] or 0,
                                (it["prompt_tokens"] or 0) + (it["completion_tokens"] or 0),
                                None if it["run_id"] in reused else (it["wall_ms"] or 0) / 1000.0,
                                it["contains"] or 0.0, it["em"] or 0.0, it["f1"] or 0.0,
                                bool(it["refused"]), it["status"] == "failed")
-                           for q, it in sorted(got.items()) if q in shared])
+                           for q, it in sorted(got.items()) if q in shared], how[label])
     print(json.dumps({"eval": eval_id, "model": model, "dataset": ev["dataset"],
                       "split": split, "questions": len(shared),
                       "reuse_calls": ev["spec"].get("reuse_calls"),

@@ -16,6 +16,7 @@ from workbench.eval import queries as Q
 from workbench.eval.metrics import PRIMARY_METRICS
 from workbench.store import Store
 from workbench.viz import eval_charts as C
+from workbench.viz.safe import md_escape
 
 try:
     from workbench.ui import widgets as _W
@@ -244,8 +245,15 @@ with tab_results:
         st.subheader("Paired differences (same questions)")
         st.caption("a − b on the questions both answered; 95% paired-bootstrap CI"
                    + ("; McNemar's exact p on right/wrong." if Q.METRICS[metric][2] else "."))
+        mixed = [md_escape(f"{r['a']} ({r['retrieval_a']}) − {r['b']} ({r['retrieval_b']})")
+                 for r in data["paired"] if not r["same_retrieval"]]
+        if mixed:
+            st.warning("These pairs retrieved with different retrievers, so their difference "
+                       "measures the retrievers as well as the methods: "
+                       + "; ".join(mixed) + ". To compare the methods alone, give them the "
+                       "same retriever knob (Knobs and sweeps).")
         order = ["a", "b", "n_paired", "diff", "lo", "hi", "mcnemar_p", "significant", "mean_a",
-                 "mean_b", "a_only", "b_only"]
+                 "mean_b", "a_only", "b_only", "retrieval_a", "retrieval_b"]
         st.dataframe(data["paired"], hide_index=True, width="stretch",
                      column_order=[c for c in order if c in data["paired"][0]], column_config={
             c: st.column_config.NumberColumn(format="%.3f")

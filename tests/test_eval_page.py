@@ -12,6 +12,7 @@ from workbench.eval import jobs
 from workbench.eval.runner import EvalRunner, EvalSpec
 from workbench.llm.scripted import ScriptedBackend
 from workbench.store import Store
+from workbench.viz.safe import md_escape
 
 from tests.test_eval_helpers import ToyDataset, answer_rules, toy_methods
 
@@ -46,6 +47,9 @@ def test_page_renders_charts_of_a_stored_eval():
         assert h in heads
     paired = at.dataframe[0].value
     assert len(paired) == 3 and {"diff", "lo", "hi", "mcnemar_p"} <= set(paired.columns)
+    assert set(paired["retrieval_a"]) | set(paired["retrieval_b"]) == {"bm25", "none"}
+    mixed = [w.value for w in at.warning if "different retrievers" in w.value]
+    assert len(mixed) == 1 and mixed[0].count(md_escape("toy-llm (none)")) == 2
     # summary, hops, type, cost, calibration, crag outcomes, crag breakdown, knob, error modes
     assert len(_charts(at)) == 9
     # another metric re-queries everything

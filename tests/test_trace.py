@@ -47,6 +47,16 @@ def test_fold_builds_graph():
     assert tr.totals()["llm_calls"] == 1 and tr.totals()["prompt_tokens"] == 10
 
 
+def test_retrievers_and_their_label():
+    tr = T.Trace.fold(_events())
+    assert tr.retrievers() == {"bm25"}
+    tr.apply(T.Event(T.RETRIEVED, {"query": "studio", "retriever": "dense", "hits": []},
+                     node_id="n3"))
+    assert T.retrieval_label(tr.retrievers()) == "bm25+dense"
+    assert T.retrieval_label(["dense", None, "dense"]) == "dense"
+    assert T.retrieval_label([]) == "none"
+
+
 def test_unreachable_finds_a_node_cut_off_from_the_graph():
     tr = T.Trace.fold(_events())
     assert tr.unreachable() == set()

@@ -146,6 +146,13 @@ class Node:
     history: list[int] = field(default_factory=list)               # seqs of events about it
 
 
+def retrieval_label(names: Iterable[Any]) -> str:
+    """One label for the retrievers a run, or a series of runs, used ("dense", "bm25+dense",
+    "kg"), or "none": two methods compared on it should share it, or the comparison
+    measures their retrievers too."""
+    return "+".join(sorted({str(n) for n in names if n})) or "none"
+
+
 @dataclass
 class Trace:
     run_id: str = ""
@@ -165,6 +172,11 @@ class Trace:
     summary: dict[str, Any] = field(default_factory=dict)
     n_events: int = 0
     last_t_ms: float = 0.0
+
+    def retrievers(self) -> set[str]:
+        """The retrievers this run searched with (see :func:`retrieval_label`)."""
+        return {e["retriever"] for n in self.nodes.values() for e in n.evidence
+                if e.get("retriever")}
 
     # -- folding --
     @classmethod

@@ -213,7 +213,9 @@ def _print_summary(st: Store, eval_id: str) -> None:
         print("\npaired on shared questions (correct): a - b [95% bootstrap CI], McNemar p")
         for p in pairs:
             print(f"  {p['a']} - {p['b']}: {p['diff']:+.3f} [{p['lo']:+.3f},{p['hi']:+.3f}] "
-                  f"n={p['n_paired']} p={p['mcnemar_p']:.3g}")
+                  f"n={p['n_paired']} p={p['mcnemar_p']:.3g}"
+                  + ("" if p["same_retrieval"] else
+                     f"  (retrieved differently: {p['retrieval_a']} vs {p['retrieval_b']})"))
     from ..triage import report, store as triage_store
     print()
     print("\n".join(report.lines(triage_store.summary(st, eval_id))))

@@ -249,6 +249,7 @@ def paired(store: Any, eval_ids: str | Sequence[str], metric: str = "correct", *
     per: dict[str, dict[tuple, float]] = {}
     for r in rows:
         per.setdefault(r["series"], {})[(r["question_id"], r["seed"])] = float(r["m"])
+    how = retrieval(store, eval_ids)
     out = []
     for sa, sb in combinations(sorted(per), 2):
         keys = sorted(per[sa].keys() & per[sb].keys(), key=str)
@@ -259,12 +260,33 @@ def paired(store: Any, eval_ids: str | Sequence[str], metric: str = "correct", *
         diff, lo, hi = paired_bootstrap(a, b, n_boot=n_boot, seed=seed)
         row = {"a": sa, "b": sb, "n_paired": len(keys), "mean_a": sum(a) / len(a),
                "mean_b": sum(b) / len(b), "diff": diff, "lo": lo, "hi": hi,
-               "significant": not (lo <= 0.0 <= hi)}
+               "significant": not (lo <= 0.0 <= hi),
+               "retrieval_a": how.get(sa, ""), "retrieval_b": how.get(sb, ""),
+               "same_retrieval": how.get(sa) == how.get(sb)}
         if binary:
             t = mcnemar(a, b)
             row.update(a_only=t["a_only"], b_only=t["b_only"], mcnemar_p=t["p"])
         out.append(row)
     return out
+
+
+def retrieval(store: Any, eval_ids: str | Sequence[str]) -> dict[str, str]:
+    """What each series retrieved its knowledge with: the passage retrievers its runs'
+    retrieval events name (a knob of "default" resolves to the Settings choice at run time,
+    so the events, not the knobs, say what ran; a knowledge-graph method's are "kg"), or
+    "none" for one that retrieves nothing. Standard RAG's default (hybrid) is not the
+    dense retriever the paper methods default to, and a paired difference between series
+    that retrieved differently measures the retrievers as well as the methods."""
+    from ..trace import retrieval_label
+    where, args = _ids(eval_ids)
+    rows = series(store.query(f"""
+        SELECT i.method, i.variant,
+               list(DISTINCT json_extract_string(e.data, '$.retriever'))
+                   FILTER (WHERE e.run_id IS NOT NULL) AS names
+        FROM (SELECT run_id, method, variant FROM eval_items WHERE {where}) i
+        LEFT JOIN events e ON e.run_id = i.run_id AND e.type = 'retrieved'
+        GROUP BY i.method, i.variant""", args))
+    return {r["series"]: retrieval_label(r["names"] or []) for r in rows}
 
 
 def error_modes(store: Any, eval_ids: str | Sequence[str]) -> list[dict[str, Any]]:
