@@ -119,6 +119,28 @@ def test_whatif_evidence_threshold_counts_kept_items():
     assert w.kept_hits == {"kg": 0} and w.node_pass == {"kg": False} and w.changed == ["kg"]
 
 
+def test_whatif_evidence_threshold_reads_only_hits_that_name_the_score():
+    """A run whose triples carry meta["similarity"] and whose descriptions carry their own
+    score: the ε slider counts the triples only; an old run with bare scores falls back."""
+    triples = [{"id": f"t{i}", "text": "h r t", "retriever": "kg", "score": s,
+                "meta": {"similarity": s}} for i, s in enumerate([0.9, 0.6])]
+    descs = [{"id": "d0", "text": "X is a film.", "retriever": "kg-descriptions", "score": 0.3,
+              "meta": {"description_similarity": 0.3}}]
+    evs = [T.node_added("kg", "kg_retrieval", "kept"),
+           T.node_added("descriptions", "retrieval", "descriptions"),
+           T.Event(T.RETRIEVED, {"query": "q", "retriever": "kg", "hits": triples},
+                   node_id="kg"),
+           T.Event(T.RETRIEVED, {"query": "q", "retriever": "kg-descriptions", "hits": descs},
+                   node_id="descriptions")]
+    tr = fold(evs, {"similarity": ["epsilon", "higher"]}, {"epsilon": 0.7})
+    assert wi.hit_scores(tr, "similarity") == {"kg": [0.9, 0.6]}
+    assert wi.apply(tr, wi.threshold_specs(tr)[0], 0.5).kept_hits == {"kg": 2}
+    bare = [{k: v for k, v in h.items() if k != "meta"} for h in triples]
+    old = fold([evs[0], T.Event(T.RETRIEVED, {"query": "q", "retriever": "kg", "hits": bare},
+                                node_id="kg")], {"similarity": ["epsilon", "higher"]})
+    assert wi.hit_scores(old, "similarity") == {"kg": [0.9, 0.6]}
+
+
 def test_whatif_no_declared_thresholds():
     tr = fold([T.node_added("q", "question", "q")], thresholds={})
     assert wi.threshold_specs(tr) == []

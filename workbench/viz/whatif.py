@@ -95,13 +95,16 @@ def _num(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _hit_score(hit: dict[str, Any], score: str) -> float | None:
+_GENERIC_SCORES = ("score", "similarity", "sim", "retrieval_score")
+
+
+def _hit_score(hit: dict[str, Any], score: str, generic: bool) -> float | None:
     if score in hit:
         return _num(hit[score])
     meta = hit.get("meta") or {}
     if score in meta:
         return _num(meta[score])
-    if score in ("score", "similarity", "sim", "retrieval_score"):
+    if generic and score in _GENERIC_SCORES:
         return _num(hit.get("score"))
     return None
 
@@ -122,12 +125,17 @@ def path_scores(trace: Any, score: str) -> dict[str, float]:
 
 
 def hit_scores(trace: Any, score: str) -> dict[str, list[float]]:
+    """Per node, the scores named ``score`` of its retrieved hits. A hit's generic "score"
+    stands in for a similarity only in runs where no hit names the score itself (runs
+    stored before their method did): otherwise another retriever's hits in the same run
+    (CogGRAG's entity descriptions beside its triples) would be re-thresholded too."""
+    hits = [(n.id, h) for n in trace.nodes.values() for ev in n.evidence
+            for h in ev.get("hits", [])]
+    generic = not any(_hit_score(h, score, False) is not None for _, h in hits)
     out: dict[str, list[float]] = {}
-    for n in trace.nodes.values():
-        vals = [v for ev in n.evidence for h in ev.get("hits", [])
-                if (v := _hit_score(h, score)) is not None]
-        if vals:
-            out[n.id] = vals
+    for nid, h in hits:
+        if (v := _hit_score(h, score, generic)) is not None:
+            out.setdefault(nid, []).append(v)
     return out
 
 
