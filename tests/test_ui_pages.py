@@ -257,6 +257,7 @@ def test_compare_two_methods_side_by_side(ui):
     table = next(df.value for df in at.dataframe if "llm_calls" in df.value.columns)
     assert list(table["llm_calls"]) == [4, 4] and list(table["correct"]) == [True, True]
     assert "mean_ppl" in table.columns and "wall_s" in table.columns
+    assert list(table["retrieval"]) == ["bm25", "bm25"]     # both toys search with BM25
     assert len(at.session_state["cmp__g0__view"]["nodes"]) == 5
     assert at.session_state["cmp__g1__view"]["view"] == "mindmap"
 

@@ -15,6 +15,7 @@ import streamlit as st
 
 from .. import config as cfgmod
 from .. import settings as settings_mod
+from .. import trace as T
 from ..annotations import label as tag_label
 from ..store import Store, StoreError
 from ..viz import whatif as wi
@@ -376,7 +377,8 @@ def summary_row(trace: Any, label: str, verdict: dict[str, Any] | None, wall_s: 
             "llm_calls": s["llm_calls"], "tokens": s["tokens"],
             "wall_s": round(wall_s if wall_s is not None else s["elapsed_ms"] / 1000.0, 2),
             "mean_ppl": None if s["mean_perplexity"] is None else round(s["mean_perplexity"], 3),
-            "nodes": s["nodes"], "paths": s["paths"]}
+            "nodes": s["nodes"], "paths": s["paths"],
+            "retrieval": T.retrieval_label(trace.retrievers())}
 
 
 def tag_text(tags: list[str]) -> str:
