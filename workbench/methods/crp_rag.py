@@ -16,6 +16,9 @@ Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
   yes/no) out of that free-text answer (``answer_span``, an addition for EM/F1 scoring; its
   ``answer_extraction`` node sits between the sinks and the answer).
 
+The knobs and the shipped threshold are in ``crp_rag_config``, the answer generation after
+the sufficiency verdicts (paths, step reasoning, integration, span) in ``crp_rag_answer``.
+
 Event names and order follow the spec's §6.1 table: core events where the reducer has one
 (``node_added`` = node_created, ``retrieved``, ``node_scored``, ``path``, ``answer``), and
 ``custom`` events with the spec's names for the rest.
@@ -34,12 +37,13 @@ from typing import Any, Iterator
 import numpy as np
 
 from .. import trace as T
-from ..config import Preset, PresetConfig, knob
 from . import common as C
 from . import answer_span as S
 from . import fitted
 from .base import Method, RunContext
-from .batched import InOrder, batch_knob, together
+from .batched import InOrder, together
+from .crp_rag_answer import paths_and_answer
+from .crp_rag_config import TAU_CALIBRATION, CrpRagConfig, calibration_mismatch
 from .prompts import crp_rag as P
 
 # Fixed unrelated text for the noise probe's noise_source=fixed (the paper has the LLM write
@@ -54,197 +58,8 @@ NOISE_KNOWLEDGE = ["Pancake batter is made from flour, eggs, milk and a pinch of
                    "Spiders have eight legs and most of them spin silk."]
 
 
-@dataclass(frozen=True)
-class TauCalibration:
-    """A shipped tau_ppl, fitted on the questions of ``ref`` (benchmarks/crp_tau_calibration.py,
-    or the split's token F1 over a grid of taus) for one sufficiency mode and model."""
-    mode: str
-    tau: float
-    model: str
-    ref: str
-    figures: str
-
-
-# Calibrated on the demo train split only (the test split stays unseen); see the knob.
-TAU_CALIBRATION = {
-    # The default model's, chosen by token F1 on the 25 demo:train questions (eval
-    # ev_6a9e42060730 over the calls of ev_376012706f6f): 0.52 at 1.42 (none refused), 0.22 at
-    # 1.091 (16 refused). On the method's own steps the perplexity hardly separates supported
-    # from unsupported knowledge (best balanced accuracy 0.60, medians 1.104 and 1.124), so a
-    # node-level fit (1.091 from gold sub-questions, 1.114 from the method's steps) refuses
-    # most questions. HotpotQA-100's train questions 51-100 agree: F1 0.49 at 1.42, 0.24 at 1.091.
-    "ppl": TauCalibration("ppl", 1.42, "qwen2.5-coder-1.5b", "demo:train",
-                          "token F1 0.52 at 1.42 against 0.22 at 1.091, where 16 of 25 "
-                          "questions were refused"),
-    "ppl+unknown": TauCalibration("ppl+unknown", 1.42, "smollm2-135m", "demo:train",
-                                  "pending"),
-}
-
 _CLOSE_WORDS = {"", "none", "done", "no further step", "no further steps", "no next step",
                 "stop", "finish", "finished", "n/a"}
-
-
-def _tau_help(mode: str) -> str:
-    c = TAU_CALIBRATION[mode]
-    return f"{c.tau} for {mode} is calibrated for {c.model} on {c.ref} only: {c.figures}"
-
-
-def _calibration_mismatch(rec: fitted.FitRecord, tau: float, ctx: RunContext) -> dict | None:
-    """A perplexity threshold belongs to one model and one kind of question: say so when the
-    run has another model or another dataset (a model's perplexities shift with both)."""
-    running = getattr(getattr(ctx.llm, "info", None), "name", "")
-    other_model = bool(running) and rec.extra.get("model") not in (None, running)
-    # "dataset" is the name an eval gives a dataset object handed in without one (tests)
-    other_data = bool(ctx.dataset) and ctx.dataset not in (rec.dataset, "dataset")
-    if not (other_model or other_data):
-        return None
-    why = [f"model {running}, calibrated for {rec.extra.get('model')}"] if other_model else []
-    why += [f"dataset {ctx.dataset}, calibrated on {rec.dataset}:{rec.split}"] if other_data else []
-    todo = (f"benchmarks/crp_tau_calibration.py --split train --model {running}"
-            if other_model else
-            f"python -m workbench eval --dataset {ctx.dataset} --split train --methods "
-            f"crp-rag --grid crp-rag.tau_ppl=1.2,1.42, then set the best")
-    return {"tau_ppl": tau, "calibrated_for": rec.extra.get("model"),
-            "calibrated_on": f"{rec.dataset}:{rec.split}", "running": running,
-            "dataset": ctx.dataset, "reasons": why,
-            "note": f"tau_ppl={tau:g} was calibrated elsewhere ({'; '.join(why)}); choose it "
-                    f"again: {todo}"}
-
-
-@dataclass
-class CrpRagConfig(PresetConfig):
-    # -- graph construction (GC) --
-    samples_per_sink: int = knob(2, "Sampled proposals per open sink and iteration "
-                                 "(spec §7 gap 5).", min=1, max=4, group="graph construction",
-                                 paper="not reported (the examples branch at most 2 ways)")
-    gen_temperature: float = knob(0.8, "Sampling temperature of new-node generation (GC is "
-                                  "never greedy).", min=0.05, max=2.0, group="graph construction",
-                                  paper="sampling; temperature not reported")
-    gen_top_p: float = knob(0.95, "Top-p of new-node generation.", min=0.05, max=1.0,
-                            group="graph construction", paper="not reported")
-    tau_combine: float = knob(
-        0.90, "Merge threshold on the cosine of two proposals of one iteration (sim > tau "
-        "merges). The spec suggests 0.85 for BGE-v1.5; measured here with all-MiniLM-L6-v2, "
-        "paraphrased steps score 0.75-0.93 but different steps about the same film also score "
-        "0.81-0.91, so 0.90 merges only near-duplicates. Recalibrate for another embedder.",
-        min=0.0, max=1.0, group="graph construction", paper="not reported (BGE-large-en)")
-    max_iterations: int = knob(4, "Depth cap: open sinks at this depth become forced finals.",
-                               min=1, max=8, group="graph construction")
-    max_new_per_iter: int = knob(4, "Width cap: new nodes kept per iteration (rest: capped).",
-                                 min=1, max=16, group="graph construction")
-    max_nodes: int = knob(15, "Node cap for the whole graph, root included.", min=2, max=64,
-                          group="graph construction")
-    structure: str = knob("graph", "Reasoning structure (spec §5.6): graph = with merging; tree "
-                          "= no merging; chain = one proposal per non-root sink, no merging.",
-                          choices=["graph", "tree", "chain"], group="graph construction",
-                          ablation=True, paper="graph")
-    gen_max_tokens: int = knob(64, "Token budget of one proposal (JSON).", min=16, max=256,
-                               group="graph construction")
-    batch_size: int = batch_knob()
-    # -- knowledge retrieval and aggregation (KRA) --
-    retriever: str = knob("dense", "Retriever for node knowledge (the paper: dense, Eq. 7). "
-                          "default = the Settings choice.",
-                          choices=["default", "dense", "bm25", "hybrid"], group="knowledge",
-                          paper="dense (BGE-large-en)")
-    top_k: int = knob(5, "Passages retrieved per node.", min=1, max=20, group="knowledge",
-                      paper=5)
-    query_with_question: bool = knob(
-        False, "Prepend the question to each node's retrieval query (Eq. 7 queries with the "
-        "node text; the paper does not say whether the question is added). With the default "
-        "model and one answer path on HotpotQA-100's train questions 51-100 (19) token F1 was "
-        "0.57 with the question, 0.50 without (+0.08 [0.00, +0.21]); on the first 50, with "
-        "one path, 0.25 against the defaults' 0.28. No gain that holds, so the default stays "
-        "the paper's.", group="knowledge", paper=False)
-    integration_prompt: str = knob(
-        "paper", "P_integration: paper = organise the topic's knowledge, bullet what only some "
-        "passages say, settle conflicts by plausibility and drop them all when none is "
-        "plausible; short = one to three sentences (small-model preset).",
-        choices=["paper", "short"], group="knowledge", paper="paper")
-    comparison_demos: bool = knob(
-        False, "Add a comparison-question demo to P_combine and P_integration, so that each "
-        "prompt has a bridge and a comparison demo (spec §7 gap 20; P_gen has both anyway). "
-        "With the default model on HotpotQA-100's train questions 51-100 (19) token F1 fell "
-        "from 0.49 to 0.28 (-0.22 [-0.41, -0.05]; worse on 5 questions, better on none, two "
-        "of them new refusals: the summaries change and tau_ppl was calibrated without the "
-        "demo), so it stays off.", group="knowledge", paper="example slots, no content given")
-    passage_chars: int = knob(0, "Characters kept per passage in prompts (0 = whole "
-                              "passages).", min=0, max=4000, group="knowledge",
-                              paper="whole passages")
-    summary_max_tokens: int = knob(256, "Token budget of a knowledge summary.", min=8, max=1024,
-                                   group="knowledge", paper="not reported")
-    no_aggregation: bool = knob(False, "Ablation: knowledge = the concatenated passages, no "
-                                "summary call.", group="knowledge", ablation=True, paper=False)
-    # -- answer generation (AG) --
-    tau_ppl: float = knob(
-        TAU_CALIBRATION["ppl"].tau,
-        "Sufficiency threshold: a node is sufficient iff the perplexity of its evaluation "
-        "answer is below tau_ppl. " + _tau_help("ppl") + " (The small-model preset's "
-        + _tau_help("ppl+unknown") + ") Evaluation refuses to score a shipped tau on the "
-        "questions it was calibrated on; recalibrate for another model with "
-        "benchmarks/crp_tau_calibration.py --split train.", min=1.0, max=1000.0,
-        group="evaluation", paper="not reported (the examples imply 6.41 < tau <= 874.3)")
-    sufficiency_mode: str = knob(
-        "ppl", "ppl = the paper (perplexity only); ppl+unknown = the evaluation prompt also "
-        "asks for UNKNOWN when the knowledge lacks the answer, and an UNKNOWN/apology answer "
-        "or an apology summary is insufficient (spec §7 gap 3, a deviation: it changes what "
-        "the perplexity measures).", choices=["ppl", "ppl+unknown"], group="evaluation",
-        paper="ppl")
-    eval_shots: int = knob(0, "Demonstrations in the evaluation prompt (the paper has none; "
-                           "one keeps a 135M model's answer to a few words).", min=0, max=1,
-                           group="evaluation", paper=0)
-    eval_max_tokens: int = knob(32, "Token budget of an evaluation answer.", min=4, max=256,
-                                group="evaluation")
-    root_probe: bool = knob(False, "Paper-suggested extension (§5.12): retrieve for and evaluate "
-                            "the root first; if sufficient, answer without building a graph. "
-                            "With the default model and tau_ppl the root was sufficient for 47 "
-                            "of HotpotQA-100's first 50 questions (token F1 0.35 with 5.0 "
-                            "calls, the graph 0.28 with 16.3), so it mostly replaces the graph.",
-                            group="evaluation", paper=False)
-    no_evaluation: bool = knob(False, "Ablation: no sufficiency evaluation; reason along the "
-                               "shortest and the longest path.", group="evaluation",
-                               ablation=True, paper=False)
-    noise_mode: str = knob("none", "Robustness probe (spec §5.7): replace noise_pct % of the "
-                           "non-root nodes (after GC) or their knowledge (after KRA) with "
-                           "unrelated text, and watch pruning and refusal.",
-                           choices=["none", "nodes", "knowledge"], group="evaluation")
-    noise_pct: int = knob(0, "Share of non-root nodes hit by noise_mode (0-50 %).", min=0,
-                          max=50, group="evaluation")
-    noise_source: str = knob("llm", "Where the noise comes from: llm = the model writes a step "
-                             "or facts for an unrelated task (the paper; one call per hit "
-                             "node), fixed = built-in unrelated sentences (no calls).",
-                             choices=["llm", "fixed"], group="evaluation", paper="llm")
-    max_paths_enumerated: int = knob(64, "Cap on enumerated root-to-sink paths.", min=1,
-                                     max=1024, group="paths")
-    max_answer_paths: int = knob(
-        3, "Valid paths reasoned along (best by max node PPL, then length); the rest are "
-        "'unused', and two or more are integrated by P_abstract. One path saves about one "
-        "call per question (HotpotQA-100 train 51-100: 10.2 against 11.4 calls, the same "
-        "token F1 0.50).", min=1, max=16, group="paths",
-        paper="all valid paths (not capped)")
-    no_iterative_reasoning: bool = knob(False, "Ablation: one call per path with all steps and "
-                                        "their knowledge.", group="paths", ablation=True,
-                                        paper=False)
-    step_max_tokens: int = knob(40, "Token budget of one step result.", min=8, max=256,
-                                group="paths")
-    answer_max_tokens: int = knob(64, "Token budget of answer integration (JSON).", min=16,
-                                  max=512, group="paths")
-    answer_span: bool = S.span_knob("no extraction: free-text answers, and EM = the gold "
-                                    "answer appears in the answer", group="paths")
-
-    PRESETS = {
-        "small-model": Preset(
-            "small-model",
-            "What suited SmolLM2-135M on the demo world: the UNKNOWN sentinel in the "
-            "evaluation prompt with one demo (ppl+unknown), a one-to-three-sentence "
-            "knowledge summary of 320-character passages, and tau_ppl calibrated for that "
-            "prompt on demo:train. With the 1.5B default on HotpotQA-100's first 12 train "
-            "questions: token F1 0.28 against the paper setting's 0.33 (-0.06 [-0.25, +0.08]; "
-            "2 answers differ, 2 refusals against 1), 25% fewer tokens, 61 s against 90 s "
-            "per question.",
-            {"sufficiency_mode": "ppl+unknown", "eval_shots": 1,
-             "tau_ppl": TAU_CALIBRATION["ppl+unknown"].tau, "integration_prompt": "short",
-             "passage_chars": 320, "summary_max_tokens": 80}),
-    }
 
 
 @dataclass
@@ -305,12 +120,6 @@ def _components(adj: np.ndarray) -> list[list[int]]:
     return out
 
 
-def _record_result(results: dict[str, dict[str, str]], x: str, p: str,
-                   a_c: str) -> Iterator[T.Event]:
-    results.setdefault(x, {})[p] = a_c
-    yield T.node_updated(x, None, results=dict(results[x]))
-
-
 def _valid_step(obj: Any) -> tuple[str, bool]:
     if not isinstance(obj, dict) or not isinstance(obj.get("step"), str):
         raise KeyError("step")
@@ -318,12 +127,6 @@ def _valid_step(obj: Any) -> tuple[str, bool]:
     if not isinstance(fin, bool):
         raise TypeError("is_final is not a boolean")
     return " ".join(obj["step"].split()), fin
-
-
-def _valid_abstract(obj: Any) -> tuple[str, str]:
-    if not isinstance(obj, dict) or not isinstance(obj.get("final_answer"), str):
-        raise KeyError("final_answer")
-    return obj["final_answer"].strip(), str(obj.get("details", "")).strip()
 
 
 class CrpRag(Method):
@@ -365,7 +168,7 @@ class CrpRag(Method):
                            is_source=True, is_final=False, iteration=0)
         for rec in self.fitted_state(cfg):
             yield rec.event(root_id, ctx.gold, ctx.dataset)
-            flag = _calibration_mismatch(rec, cfg.tau_ppl, ctx)
+            flag = calibration_mismatch(rec, cfg.tau_ppl, ctx)
             if flag:
                 yield T.custom("tau_calibration_mismatch", root_id, **flag)
 
@@ -394,7 +197,7 @@ class CrpRag(Method):
         if not cfg.no_evaluation:
             yield from together(ctx, [self._evaluate(ctx, nodes[nid]) for nid in order],
                                   cfg.batch_size)
-        yield from self._paths_and_answer(ctx, question, nodes, root_id)
+        yield from paths_and_answer(ctx, question, nodes, root_id)
 
     # ------------------------------------------------------------------ GC
     def _construct(self, ctx: RunContext, q: str, nodes: dict[str, _Node],
@@ -666,150 +469,6 @@ class CrpRag(Method):
                            reasons=reasons)
 
     # ------------------------------------------------------------------ AG: paths + answer
-    def _path_answer(self, ctx: RunContext, q: str, nodes: dict[str, _Node], root_id: str,
-                     p: str, c: list[str], results: dict[str, dict[str, str]]
-                     ) -> Iterator[Any]:
-        """Reason along one path (its steps in turn; paths run together); returns a_c and the
-        last completion. A node's results on every path are recorded in trace order."""
-        cfg: CrpRagConfig = ctx.config
-        steps = [x for x in c if x != root_id] or [root_id]
-        if cfg.no_iterative_reasoning:
-            comp = yield from ctx.generate(
-                "path_answer", P.path_oneshot(q, [(nodes[x].content, nodes[x].knowledge)
-                                                 for x in steps]),
-                C.greedy(cfg.step_max_tokens), node_id=steps[-1], prompt_version=self.pv)
-            a_c = " ".join(comp.text.split())
-            yield T.custom("step_reasoned", steps[-1], path_id=p, condition=q,
-                           step="(all steps at once)", knowledge_used=None, result=a_c)
-            yield InOrder(_record_result(results, steps[-1], p, a_c))
-        else:
-            done: list[tuple[str, str]] = []
-            a_c = ""
-            for i, x in enumerate(steps):
-                cond = P.condition_text(q, done)
-                comp = yield from ctx.generate(
-                    "reason", P.step(cond, nodes[x].content, nodes[x].knowledge or "(none)",
-                                     last=i == len(steps) - 1),
-                    C.greedy(cfg.step_max_tokens), node_id=x, prompt_version=self.pv)
-                a_c = " ".join(comp.text.split()) or "(no result)"
-                done.append((nodes[x].content, a_c))
-                yield T.custom("step_reasoned", x, path_id=p, condition=cond,
-                               step=nodes[x].content, knowledge_used=nodes[x].knowledge,
-                               result=a_c)
-                yield InOrder(_record_result(results, x, p, a_c))
-        yield T.custom("path_answered", None, path_id=p, answer=a_c)
-        return a_c, comp
-
-    def _paths_and_answer(self, ctx: RunContext, q: str, nodes: dict[str, _Node],
-                          root_id: str) -> Iterator[T.Event]:
-        cfg: CrpRagConfig = ctx.config
-        paths, truncated = self._enumerate(nodes, root_id, cfg.max_paths_enumerated)
-        pids = [f"p{i}" for i in range(1, len(paths) + 1)]
-        yield T.custom("paths_enumerated", None, paths={p: c for p, c in zip(pids, paths)},
-                       n=len(paths), truncated=truncated)
-
-        def stats(c: list[str]) -> dict[str, Any]:
-            ppls = [nodes[x].ppl for x in c if nodes[x].ppl is not None]
-            return {"max_ppl": round(max(ppls), 4) if ppls else None,
-                    "mean_ppl": round(sum(ppls) / len(ppls), 4) if ppls else None,
-                    "length": len(c),
-                    "truncated": any(nodes[x].forced_final for x in c)}
-
-        valid: list[tuple[str, list[str]]] = []
-        if cfg.no_evaluation:
-            by_len = sorted(zip(pids, paths), key=lambda t: (len(t[1]), t[0]))
-            chosen = [by_len[0]] + ([by_len[-1]] if len(by_len) > 1 else [])
-            chosen_ids = {p for p, _ in chosen}
-            selected = chosen
-            unused = [(p, c) for p, c in zip(pids, paths) if p not in chosen_ids]
-        else:
-            for p, c in zip(pids, paths):
-                blocking = [x for x in c if nodes[x].sufficient is False]
-                if blocking:
-                    info = stats(c)
-                    yield T.custom("path_pruned", None, path_id=p, nodes=c, blocking=blocking,
-                                   first_blocking=blocking[0], **info)
-                    yield T.path_event(p, c, "pruned", blocking=blocking, **info)
-                else:
-                    valid.append((p, c))
-            valid.sort(key=lambda t: (stats(t[1])["max_ppl"] or 0.0, len(t[1]), t[0]))
-            selected = valid[: cfg.max_answer_paths]
-            unused = valid[cfg.max_answer_paths:]
-        for p, c in selected:
-            info = stats(c)
-            yield T.custom("path_selected", None, path_id=p, nodes=c, **info)
-            yield T.path_event(p, c, "selected", **info)
-        for p, c in unused:
-            info = stats(c)
-            yield T.custom("path_unused", None, path_id=p, nodes=c, **info)
-            yield T.path_event(p, c, "unused", **info)
-
-        if not selected:
-            scored = [(stats(c)["max_ppl"], p, c) for p, c in zip(pids, paths)]
-            scored = [s for s in scored if s[0] is not None]
-            closest = min(scored)[1:] if scored else None
-            reason = ("no root-to-sink path has only knowledge-sufficient nodes "
-                      f"(tau_ppl={cfg.tau_ppl:g}, {len(paths)} paths enumerated)")
-            yield T.custom("refused", None, reason=reason,
-                           closest_path=closest[1] if closest else None,
-                           closest_path_id=closest[0] if closest else None)
-            rid = ctx.node_id("r")
-            yield T.node_added(rid, "refusal", C.REFUSAL_TEXT, parents=[root_id],
-                               layer=max(v.iteration for v in nodes.values()) + 1,
-                               state="refused", reason=reason,
-                               closest_path=closest[1] if closest else None)
-            yield T.answer(C.REFUSAL_TEXT, refused=True, reason=reason, node_id=rid)
-            return
-
-        results: dict[str, dict[str, str]] = {}
-        reasoned = yield from together(
-            ctx, [self._path_answer(ctx, q, nodes, root_id, p, c, results) for p, c in selected],
-            cfg.batch_size)
-        answers = [(p, a_c, c) for (p, c), (a_c, _) in zip(selected, reasoned)]
-        last_comp = reasoned[-1][1]
-
-        details = ""
-        integ_call = None
-        if len(answers) == 1:
-            final = answers[0][1]
-        else:
-            calls: list[T.Event] = []
-            parsed = yield from C.tap(ctx.generate_json(
-                "integrate", P.abstract(q, [a for _, a, _ in answers]), P.ABSTRACT_SCHEMA,
-                C.greedy(cfg.answer_max_tokens), node_id=root_id, prompt_version=self.pv,
-                validate=_valid_abstract), calls)
-            if calls:
-                integ_call = calls[-1]
-            if parsed is None or not parsed[0]:
-                final, details = answers[0][1], "integration output unparsable: best path used"
-            else:
-                final, details = parsed
-            yield T.custom("answers_integrated", None, answers=[a for _, a, _ in answers],
-                           final_answer=final, details=details,
-                           call_id=integ_call.llm_call_id if integ_call else None)
-        conf = None
-        fin_ppl = None
-        if integ_call is not None:
-            s = integ_call.data.get("scores") or {}
-            fin_ppl, conf = s.get("perplexity"), s.get("confidence")
-        elif last_comp is not None:
-            s = C.score_dict(last_comp)
-            fin_ppl, conf = s.get("perplexity"), s.get("confidence")
-        sinks = list(dict.fromkeys(c[-1] for _, _, c in answers))
-        layer = max(v.iteration for v in nodes.values()) + 1
-        sp = yield from S.extract(ctx, q, final, C.extract_answer(final) or final,
-                                  parents=sinks, layer=layer, enabled=cfg.answer_span)
-        aid = ctx.node_id("a")
-        yield T.node_added(aid, "answer", sp.text, parents=sp.parents,
-                           layer=layer + sp.layer_offset,
-                           state="answered", full_answer=final, details=details,
-                           path_answers={p: a for p, a, _ in answers},
-                           call_ids=[integ_call.llm_call_id] if integ_call else [], **sp.fields())
-        if fin_ppl is not None:
-            yield T.node_scored(aid, {"perplexity": fin_ppl, "confidence": conf})
-        yield T.answer(sp.text, node_id=aid, confidence=conf, full_answer=final,
-                       paths=[p for p, _, _ in answers], final_perplexity=fin_ppl, **sp.fields())
-
     # ------------------------------------------------------------------ noise probe
     def _inject_noise(self, ctx: RunContext, nodes: dict[str, _Node], order: list[str],
                       mode: str) -> Iterator[T.Event]:
@@ -900,23 +559,3 @@ class CrpRag(Method):
                 seen.add(a)
                 stack.extend(nodes[a].parents)
         return sorted(seen, key=self._id_key)      # creation order is a topological order
-
-    @staticmethod
-    def _enumerate(nodes: dict[str, _Node], root_id: str, cap: int) -> tuple[list[list[str]], bool]:
-        out: list[list[str]] = []
-        truncated = False
-
-        def dfs(path: list[str]) -> None:
-            nonlocal truncated
-            if len(out) >= cap:
-                truncated = True
-                return
-            v = nodes[path[-1]]
-            if not v.children:
-                out.append(list(path))
-                return
-            for ch in v.children:
-                dfs(path + [ch])
-
-        dfs([root_id])
-        return out, truncated
