@@ -1,5 +1,6 @@
-"""Reusable Streamlit widgets: page set-up, errors, knobs, graph, what-if (the node
-inspector lives in :mod:`.inspector`).
+"""Reusable Streamlit widgets: page set-up, errors, graph, pickers (the node inspector,
+the knob inputs and the what-if panel live in :mod:`.inspector`, :mod:`.knob_inputs` and
+:mod:`.whatif_panel`).
 
 Untrusted text (passages, model output, prompts, node text) is shown with
 ``st.code`` / ``st.text`` / dataframes, or through :func:`~workbench.viz.safe.md_escape`
@@ -8,7 +9,6 @@ escaped (heatmap) or fixed by the workbench (legend). No ``unsafe_allow_html``.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import streamlit as st
@@ -18,7 +18,6 @@ from .. import settings as settings_mod
 from .. import trace as T
 from ..annotations import label as tag_label
 from ..store import Store, StoreError
-from ..viz import whatif as wi
 from ..viz.graph import build_view
 from ..viz.inspect import node_call_ids, run_summary
 from ..viz.safe import esc, md_escape, shorten
@@ -26,6 +25,8 @@ from . import data as uidata
 from .component import graph as graph_component
 from .answer_view import answer_box  # noqa: F401  (pages call W.answer_box)
 from .inspector import _num, inspector  # noqa: F401  (pages call W.inspector)
+from .knob_inputs import knob_inputs  # noqa: F401  (pages call W.knob_inputs)
+from .whatif_panel import whatif_panel  # noqa: F401  (pages call W.whatif_panel)
 
 # ---------------------------------------------------------------- set-up, errors, store
 
@@ -145,82 +146,6 @@ def _has_ctx() -> bool:
         return False
 
 
-# ---------------------------------------------------------------- knobs
-
-
-def knob_inputs(cfg_cls: type, key: str, initial: dict[str, Any] | None = None,
-                base: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Widgets for a typed config; returns the overrides that differ from the defaults, or
-    from ``base`` (a preset's values) where it has the knob. The ``preset`` knob itself is
-    the preset picker's (ui.method_docs)."""
-    initial = initial or {}
-    base = base or {}
-    specs = [sp for sp in cfgmod.knobs(cfg_cls) if sp.name != "preset"]
-    out: dict[str, Any] = {}
-    groups: dict[str, list[cfgmod.KnobSpec]] = {}
-    for sp in specs:
-        groups.setdefault("Ablations" if sp.ablation else (sp.group or "Settings"), []).append(sp)
-    cols_per_row = 2
-    for gname, items in groups.items():
-        if len(groups) > 1:
-            st.caption(gname)
-        cols = st.columns(cols_per_row)
-        for i, sp in enumerate(items):
-            with cols[i % cols_per_row]:
-                val = _knob_widget(sp, f"{key}__{sp.name}", initial.get(sp.name, sp.default))
-            if val is _INVALID:
-                continue
-            if val != base.get(sp.name, sp.default):
-                out[sp.name] = val
-    return out
-
-
-_INVALID = object()
-
-
-def _knob_widget(sp: cfgmod.KnobSpec, key: str, value: Any) -> Any:
-    """One widget; its initial value goes through session state (never both ways)."""
-    help_ = sp.description or None
-    label = sp.name
-    ss = st.session_state
-    if sp.choices:
-        opts = list(sp.choices)
-        if ss.get(key) not in opts:
-            ss[key] = value if value in opts else opts[0]
-        return st.selectbox(label, opts, key=key, help=help_)
-    if sp.type == "bool":
-        if key not in ss:
-            ss[key] = bool(value)
-        return st.toggle(label, key=key, help=help_)
-    if sp.type == "int":
-        if key not in ss:
-            ss[key] = int(value)
-        return int(st.number_input(label, step=1, key=key, help=help_,
-                                   min_value=int(sp.min) if sp.min is not None else None,
-                                   max_value=int(sp.max) if sp.max is not None else None))
-    if sp.type == "float":
-        if key not in ss:
-            ss[key] = float(value)
-        step = 0.01 if abs(float(ss[key])) < 1 else 0.1
-        return float(st.number_input(label, step=step, format="%.4g", key=key, help=help_,
-                                     min_value=float(sp.min) if sp.min is not None else None,
-                                     max_value=float(sp.max) if sp.max is not None else None))
-    if sp.type in ("list", "dict"):
-        if key not in ss:
-            ss[key] = json.dumps(value)
-        elif not isinstance(ss[key], str):
-            ss[key] = json.dumps(ss[key])
-        raw = st.text_area(label, key=key, help=help_, height=68)
-        try:
-            return cfgmod.coerce(sp, raw)
-        except cfgmod.ConfigError as e:
-            st.caption(f":material/warning: {e}")
-            return _INVALID
-    if key not in ss:
-        ss[key] = str(value)
-    return st.text_input(label, key=key, help=help_)
-
-
 # ---------------------------------------------------------------- graph, legend, status
 
 
@@ -306,68 +231,6 @@ def node_picker(trace: Any, *, key: str) -> str | None:
                        help="Or click a node in the graph.")
     ss[f"{key}__node"] = nid
     return nid
-
-
-# ---------------------------------------------------------------- what-if
-
-
-def whatif_panel(trace: Any, *, key: str, method_cls: Any = None) -> tuple[Any, dict | None]:
-    """Threshold sliders over stored scores; returns (WhatIf or None, re-run overrides or None)."""
-    from ..viz.figures import score_histogram
-    specs = wi.threshold_specs(trace, method_cls)
-    if not specs:
-        st.caption("This method declares no threshold decisions on stored scores, so there is "
-                   "nothing to re-threshold.")
-        return None, None
-    names = [s.score for s in specs]
-    i = st.selectbox("Decision", range(len(specs)), key=f"{key}__wi_spec",
-                     format_func=lambda j: f"{specs[j].score} via {specs[j].knob} "
-                                           f"({specs[j].direction})"
-                                           + (" — inferred" if specs[j].inferred else "")
-                     ) if len(specs) > 1 else 0
-    spec = specs[i]
-    if spec.target == "none":
-        st.caption(f"No stored values of '{names[i]}' in this run yet.")
-        return None, None
-    st.caption("Move the slider: nodes are re-coloured and paths recomputed from the stored "
-               "scores, with no LLM call."
-               + (f" ({spec.describe()}; not declared by the method, read from the stored "
-                  f"paths)" if spec.inferred else ""))
-    if spec.is_topk:
-        hi = max(1, int(spec.hi))
-        default = int(min(hi, spec.value if spec.value is not None else hi))
-        t = st.slider(f"{spec.knob} (keep top-k by {spec.score})", 0, hi, default,
-                      key=f"{key}__wi_t_{spec.score}_{trace.run_id}")
-    else:
-        lo, hi = float(spec.lo), float(spec.hi)
-        default = float(spec.value) if spec.value is not None else (lo + hi) / 2
-        default = min(max(default, lo), hi)
-        step = max((hi - lo) / 200.0, 1e-6)
-        t = st.slider(f"{spec.knob} ({spec.describe()})", lo, hi, default, step=step,
-                      key=f"{key}__wi_t_{spec.score}_{trace.run_id}", format="%.4g")
-    moved = spec.value is None or abs(float(t) - float(spec.value)) > 1e-12
-    on = st.toggle("Colour by pass / fail at this threshold", key=f"{key}__wi_on", value=False,
-                   help="On by itself once the slider moves away from the run's value.") or moved
-    w = wi.apply(trace, spec, t)
-    c1, c2, c3 = st.columns(3)
-    c1.metric("pass / fail", f"{w.n_pass} / {w.n_fail}")
-    c2.metric("verdicts changed", len(w.changed))
-    c3.metric("surviving paths", f"{len(w.surviving)} / {len(w.paths)}")
-    if w.total_hits:
-        st.caption(f"Retrieved items kept at this threshold: {sum(w.kept_hits.values())} of "
-                   f"{sum(w.total_hits.values())}")
-    if w.changed:
-        st.caption("Changed: " + ", ".join(w.changed[:20]) + (" …" if len(w.changed) > 20 else ""))
-    if spec.values:
-        st.plotly_chart(score_histogram(spec.values, None if spec.is_topk else t,
-                                        name=spec.score, direction=spec.direction),
-                        key=f"{key}__wi_hist", config={"displayModeBar": False})
-    rerun = None
-    if moved:
-        if st.button(f"Re-run with {spec.knob} = {t:.4g}" if not spec.is_topk else
-                     f"Re-run with {spec.knob} = {int(t)}", key=f"{key}__wi_rerun"):
-            rerun = {spec.knob: int(t) if spec.is_topk else float(t)}
-    return (w if on else None), rerun
 
 
 def summary_row(trace: Any, label: str, verdict: dict[str, Any] | None, wall_s: float | None) -> dict:

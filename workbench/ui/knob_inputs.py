@@ -1,0 +1,83 @@
+"""Widgets for a method's typed config: one input per knob, grouped as the config groups
+them, returning only the values that differ from the defaults (or a preset's)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from .. import config as cfgmod
+
+
+def knob_inputs(cfg_cls: type, key: str, initial: dict[str, Any] | None = None,
+                base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Widgets for a typed config; returns the overrides that differ from the defaults, or
+    from ``base`` (a preset's values) where it has the knob. The ``preset`` knob itself is
+    the preset picker's (ui.method_docs)."""
+    initial = initial or {}
+    base = base or {}
+    specs = [sp for sp in cfgmod.knobs(cfg_cls) if sp.name != "preset"]
+    out: dict[str, Any] = {}
+    groups: dict[str, list[cfgmod.KnobSpec]] = {}
+    for sp in specs:
+        groups.setdefault("Ablations" if sp.ablation else (sp.group or "Settings"), []).append(sp)
+    cols_per_row = 2
+    for gname, items in groups.items():
+        if len(groups) > 1:
+            st.caption(gname)
+        cols = st.columns(cols_per_row)
+        for i, sp in enumerate(items):
+            with cols[i % cols_per_row]:
+                val = _knob_widget(sp, f"{key}__{sp.name}", initial.get(sp.name, sp.default))
+            if val is _INVALID:
+                continue
+            if val != base.get(sp.name, sp.default):
+                out[sp.name] = val
+    return out
+
+
+_INVALID = object()
+
+
+def _knob_widget(sp: cfgmod.KnobSpec, key: str, value: Any) -> Any:
+    """One widget; its initial value goes through session state (never both ways)."""
+    help_ = sp.description or None
+    label = sp.name
+    ss = st.session_state
+    if sp.choices:
+        opts = list(sp.choices)
+        if ss.get(key) not in opts:
+            ss[key] = value if value in opts else opts[0]
+        return st.selectbox(label, opts, key=key, help=help_)
+    if sp.type == "bool":
+        if key not in ss:
+            ss[key] = bool(value)
+        return st.toggle(label, key=key, help=help_)
+    if sp.type == "int":
+        if key not in ss:
+            ss[key] = int(value)
+        return int(st.number_input(label, step=1, key=key, help=help_,
+                                   min_value=int(sp.min) if sp.min is not None else None,
+                                   max_value=int(sp.max) if sp.max is not None else None))
+    if sp.type == "float":
+        if key not in ss:
+            ss[key] = float(value)
+        step = 0.01 if abs(float(ss[key])) < 1 else 0.1
+        return float(st.number_input(label, step=step, format="%.4g", key=key, help=help_,
+                                     min_value=float(sp.min) if sp.min is not None else None,
+                                     max_value=float(sp.max) if sp.max is not None else None))
+    if sp.type in ("list", "dict"):
+        if key not in ss:
+            ss[key] = json.dumps(value)
+        elif not isinstance(ss[key], str):
+            ss[key] = json.dumps(ss[key])
+        raw = st.text_area(label, key=key, help=help_, height=68)
+        try:
+            return cfgmod.coerce(sp, raw)
+        except cfgmod.ConfigError as e:
+            st.caption(f":material/warning: {e}")
+            return _INVALID
+    if key not in ss:
+        ss[key] = str(value)
+    return st.text_input(label, key=key, help=help_)
