@@ -3,6 +3,7 @@ reads them: the mean difference to standard RAG with its 95% paired-bootstrap in
 from __future__ import annotations
 
 from workbench.eval.metrics import paired_bootstrap
+from workbench.trace import retrieval_confound
 
 PAIRED_AGAINST = "standard-rag"     # each method's paired difference is read against it
 
@@ -25,5 +26,6 @@ def paired_differences(figures: dict[str, dict], per_q: dict[str, dict[str, list
         print(f"  {label:14s} accuracy {diff['accuracy'][0]:+.3f} [{diff['accuracy'][1]:+.3f}, "
               f"{diff['accuracy'][2]:+.3f}]  token F1 {diff['token_f1'][0]:+.3f} "
               f"[{diff['token_f1'][1]:+.3f}, {diff['token_f1'][2]:+.3f}]"
-              + (f"  (retrieved differently: {mine} vs {theirs})" if mine != theirs else ""),
+              + (f"  (retrieved differently: {mine} vs {theirs})"
+                 if retrieval_confound(mine or "", theirs or "") else ""),
               flush=True)

@@ -246,9 +246,10 @@ with tab_results:
         st.caption("a − b on the questions both answered; 95% paired-bootstrap CI"
                    + ("; McNemar's exact p on right/wrong." if Q.METRICS[metric][2] else "."))
         mixed = [md_escape(f"{r['a']} ({r['retrieval_a']}) − {r['b']} ({r['retrieval_b']})")
-                 for r in data["paired"] if not r["same_retrieval"]]
+                 for r in data["paired"] if r["retriever_confound"]]
         if mixed:
-            st.warning("These pairs retrieved with different retrievers, so their difference "
+            st.warning("These pairs searched the passages with different retrievers, so their "
+                       "difference "
                        "measures the retrievers as well as the methods: "
                        + "; ".join(mixed) + ". To compare the methods alone, give them the "
                        "same retriever knob (Knobs and sweeps).")

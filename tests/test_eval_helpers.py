@@ -16,6 +16,7 @@ N_QUESTIONS = 12
 class ToyRagConfig:
     k: int = knob(2, "passages", min=1, max=10)
     style: str = knob("plain", "answer style", choices=["plain", "verbose"])
+    retriever: str = knob("bm25", "passage retriever", choices=["bm25", "dense"])
 
 
 class ToyRag(Method):
@@ -28,7 +29,7 @@ class ToyRag(Method):
     def run(self, ctx, question):
         yield ctx.set_phase("retrieve")
         yield T.node_added("q", "question", question)
-        hits = yield from ctx.retrieve("q", question, ctx.config.k, "bm25")
+        hits = yield from ctx.retrieve("q", question, ctx.config.k, ctx.config.retriever)
         yield ctx.set_phase("answer")
         yield T.node_added("s1", "subquestion", f"What is {question.split()[-1].rstrip('?')}?",
                            parents=["q"])

@@ -177,14 +177,23 @@ def test_paired_pairs_series_on_shared_questions(ev):
     assert "mcnemar_p" not in Q.paired(st, eid, "f1", n_boot=100)[0]
 
 
-def test_paired_rows_say_when_the_two_series_retrieved_differently(ev):
+def test_paired_rows_say_when_the_two_series_retrieved_differently(ev, tmp_path):
     st, eid = ev
     assert Q.retrieval(st, eid) == {"toy-rag [noise_k=0]": "bm25", "toy-rag [noise_k=2]": "bm25",
                                     "toy-llm": "none"}
-    for r in Q.paired(st, eid, "f1", n_boot=100):
+    for r in Q.paired(st, eid, "f1", n_boot=100):     # no retrieval differs by design
         with_llm = "toy-llm" in (r["a"], r["b"])
-        assert r["same_retrieval"] is not with_llm
         assert {r["retrieval_a"], r["retrieval_b"]} == ({"bm25", "none"} if with_llm else {"bm25"})
+        assert not r["retriever_confound"]
+    st2 = Store(tmp_path / "r.duckdb")
+    r = EvalRunner.new(st2, EvalSpec("toy", ["toy-rag"], judge="off",
+                                     grid={"toy-rag.retriever": ["bm25", "dense"]}),
+                       backend=ScriptedBackend.from_table(answer_rules(), default="grey"),
+                       dataset=ToyDataset(), method_classes=toy_methods())
+    r.run()
+    (row,) = Q.paired(st2, r.eval_id, "f1", n_boot=100)
+    assert row["retriever_confound"] and {row["retrieval_a"], row["retrieval_b"]} == {"bm25",
+                                                                                      "dense"}
 
 
 def test_cli_summary_prints_paired_lines(ev, capsys):
@@ -194,7 +203,7 @@ def test_cli_summary_prints_paired_lines(ev, capsys):
     out = capsys.readouterr().out
     assert "paired on shared questions" in out
     assert out.count("McNemar") == 1 and out.count(" p=") == 3
-    assert out.count("(retrieved differently: ") == 2     # toy-llm against each toy-rag
+    assert "retrieved differently" not in out     # toy-llm retrieves nothing, by design
 
 
 def test_deleting_a_run_removes_its_eval_item_and_count(ev):

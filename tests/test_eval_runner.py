@@ -205,6 +205,7 @@ def test_a_resume_keeps_the_configs_the_eval_started_with(tmp_path):
     class NewDefaults:                    # k's default moved from 2 to 4 since the start
         k: int = knob(4, "passages", min=1, max=10)
         style: str = knob("plain", "answer style", choices=["plain", "verbose"])
+        retriever: str = knob("bm25", "passage retriever", choices=["bm25", "dense"])
 
     class ToyRagToday(ToyRag):
         Config = NewDefaults

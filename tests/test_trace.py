@@ -55,6 +55,10 @@ def test_retrievers_and_their_label():
     assert T.retrieval_label(tr.retrievers()) == "bm25+dense"
     assert T.retrieval_label(["dense", None, "dense"]) == "dense"
     assert T.retrieval_label([]) == "none"
+    assert T.retrieval_confound("hybrid", "dense") and T.retrieval_confound("bm25", "bm25+dense")
+    assert not T.retrieval_confound("dense", "dense")
+    assert not T.retrieval_confound("none", "dense")          # a baseline without retrieval
+    assert not T.retrieval_confound("kg+kg-descriptions", "hybrid")   # a KG method
 
 
 def test_unreachable_finds_a_node_cut_off_from_the_graph():

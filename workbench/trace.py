@@ -153,6 +153,16 @@ def retrieval_label(names: Iterable[Any]) -> str:
     return "+".join(sorted({str(n) for n in names if n})) or "none"
 
 
+def retrieval_confound(a: str, b: str) -> bool:
+    """Two series that both searched passages, with different retrievers: their difference
+    mixes the retrievers with the methods, and a retriever knob can make them equal. (A
+    method that retrieves nothing, or reads a KG, differs from a passage method by design.)"""
+    def passages(label: str) -> bool:
+        return label not in ("", "none") and not any(n.startswith("kg")
+                                                     for n in label.split("+"))
+    return a != b and passages(a) and passages(b)
+
+
 @dataclass
 class Trace:
     run_id: str = ""

@@ -214,8 +214,8 @@ def _print_summary(st: Store, eval_id: str) -> None:
         for p in pairs:
             print(f"  {p['a']} - {p['b']}: {p['diff']:+.3f} [{p['lo']:+.3f},{p['hi']:+.3f}] "
                   f"n={p['n_paired']} p={p['mcnemar_p']:.3g}"
-                  + ("" if p["same_retrieval"] else
-                     f"  (retrieved differently: {p['retrieval_a']} vs {p['retrieval_b']})"))
+                  + (f"  (retrieved differently: {p['retrieval_a']} vs {p['retrieval_b']})"
+                     if p["retriever_confound"] else ""))
     from ..triage import report, store as triage_store
     print()
     print("\n".join(report.lines(triage_store.summary(st, eval_id))))

@@ -13,6 +13,8 @@ import re
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
+from ..trace import retrieval_confound, retrieval_label
+
 Z95 = 1.959963984540054
 
 # column expression, label, binary?
@@ -262,7 +264,7 @@ def paired(store: Any, eval_ids: str | Sequence[str], metric: str = "correct", *
                "mean_b": sum(b) / len(b), "diff": diff, "lo": lo, "hi": hi,
                "significant": not (lo <= 0.0 <= hi),
                "retrieval_a": how.get(sa, ""), "retrieval_b": how.get(sb, ""),
-               "same_retrieval": how.get(sa) == how.get(sb)}
+               "retriever_confound": retrieval_confound(how.get(sa, ""), how.get(sb, ""))}
         if binary:
             t = mcnemar(a, b)
             row.update(a_only=t["a_only"], b_only=t["b_only"], mcnemar_p=t["p"])
@@ -275,9 +277,7 @@ def retrieval(store: Any, eval_ids: str | Sequence[str]) -> dict[str, str]:
     retrieval events name (a knob of "default" resolves to the Settings choice at run time,
     so the events, not the knobs, say what ran; a knowledge-graph method's are "kg"), or
     "none" for one that retrieves nothing. Standard RAG's default (hybrid) is not the
-    dense retriever the paper methods default to, and a paired difference between series
-    that retrieved differently measures the retrievers as well as the methods."""
-    from ..trace import retrieval_label
+    dense retriever the paper methods default to: :func:`paired` marks such pairs."""
     where, args = _ids(eval_ids)
     rows = series(store.query(f"""
         SELECT i.method, i.variant,
