@@ -49,6 +49,9 @@ def test_page_renders_charts_of_a_stored_eval():
     assert len(paired) == 3 and {"diff", "lo", "hi", "mcnemar_p"} <= set(paired.columns)
     assert set(paired["retrieval_a"]) | set(paired["retrieval_b"]) == {"bm25", "none"}
     assert not [w for w in at.warning if "different retrievers" in w.value]   # none is by design
+    trail = next(df.value for df in at.dataframe if "runs holding it" in df.value.columns)
+    rag = trail[trail["method"] == "toy-rag [noise_k=0]"]
+    assert list(rag["stage"]) == ["retrieval", "answer"] and rag["runs holding it"].iloc[1] == 0
     # summary, hops, type, cost, calibration, crag outcomes, crag breakdown, knob, error modes
     assert len(_charts(at)) == 9
     # another metric re-queries everything

@@ -204,6 +204,7 @@ def test_cli_summary_prints_paired_lines(ev, capsys):
     assert "paired on shared questions" in out
     assert out.count("McNemar") == 1 and out.count(" p=") == 3
     assert "retrieved differently" not in out     # toy-llm retrieves nothing, by design
+    assert "answer trail: wrong runs" in out and "retrieval " in out.split("answer trail")[1]
 
 
 def test_deleting_a_run_removes_its_eval_item_and_count(ev):

@@ -216,9 +216,10 @@ def _print_summary(st: Store, eval_id: str) -> None:
                   f"n={p['n_paired']} p={p['mcnemar_p']:.3g}"
                   + (f"  (retrieved differently: {p['retrieval_a']} vs {p['retrieval_b']})"
                      if p["retriever_confound"] else ""))
-    from ..triage import report, store as triage_store
+    from ..triage import answer_trail, report, store as triage_store
     print()
-    print("\n".join(report.lines(triage_store.summary(st, eval_id))))
+    print("\n".join(report.lines(triage_store.summary(st, eval_id))
+                    + answer_trail.lines(answer_trail.funnel(st, eval_id))))
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

@@ -79,7 +79,8 @@ def group_expr(group: str) -> str:
     return GROUPS[group]
 
 
-def _ids(eval_ids: str | Sequence[str]) -> tuple[str, list[str]]:
+def eval_where(eval_ids: str | Sequence[str]) -> tuple[str, list[str]]:
+    """The WHERE clause that selects the rows of the given evals, and its parameters."""
     ids = [eval_ids] if isinstance(eval_ids, str) else list(eval_ids)
     if not ids:
         raise ValueError("no eval selected")
@@ -120,7 +121,7 @@ def list_evals(store: Any, limit: int = 100) -> list[dict[str, Any]]:
 def summary(store: Any, eval_ids: str | Sequence[str], metric: str = "correct") -> list[dict[str, Any]]:
     """Per method/variant: n, successes, mean and 95% CI of ``metric``."""
     expr, binary = metric_expr(metric), METRICS[metric][2]
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     rows = store.query(f"""
         WITH a AS (
             SELECT method, variant, count(m) AS n, sum(m) AS k, avg(m) AS mean,
@@ -136,7 +137,7 @@ def by_group(store: Any, eval_ids: str | Sequence[str], metric: str, group: str
              ) -> list[dict[str, Any]]:
     """Per method/variant and group value (hop count, question type, domain, a knob)."""
     expr, binary, g = metric_expr(metric), METRICS[metric][2], group_expr(group)
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     rows = store.query(f"""
         WITH a AS (
             SELECT method, variant, grp, count(m) AS n, sum(m) AS k, avg(m) AS mean,
@@ -151,7 +152,7 @@ def by_group(store: Any, eval_ids: str | Sequence[str], metric: str, group: str
 
 def efficiency(store: Any, eval_ids: str | Sequence[str]) -> list[dict[str, Any]]:
     """The papers' efficiency table: LLM calls, tokens and wall time per question."""
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     rows = store.query(f"""
         SELECT method, variant, count(*) AS n,
                avg(llm_calls) AS llm_calls, avg(prompt_tokens) AS prompt_tokens,
@@ -169,7 +170,7 @@ def calibration(store: Any, eval_ids: str | Sequence[str], bins: int = 10,
                 metric: str = "correct") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Reliability bins (count, mean confidence, accuracy) and each series' ECE."""
     expr = metric_expr(metric)
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     b = int(bins)
     bin_rows = store.query(f"""
         SELECT method, variant, least(CAST(floor(confidence * {b}) AS INTEGER), {b - 1}) AS bin,
@@ -192,7 +193,7 @@ def crag(store: Any, eval_ids: str | Sequence[str], group: str | None = None
          ) -> list[dict[str, Any]]:
     """CRAG accuracy / hallucination / missing / score, overall or by a grouping
     (``domain``, ``question_type``, ``static_or_dynamic``, ``knob:NAME``, ...)."""
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     g = group_expr(group) if group else "'all'"
     rows = store.query(f"""
         WITH a AS (
@@ -216,7 +217,7 @@ def knob_response(store: Any, eval_ids: str | Sequence[str], knob: str,
     """Metric and CRAG outcomes against one swept knob (the study's response curves)."""
     g = group_expr(f"knob:{knob}")
     expr, binary = metric_expr(metric), METRICS[metric][2]
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     rows = store.query(f"""
         WITH a AS (
             SELECT method, coalesce({g}, 'default') AS value, count(m) AS n, avg(m) AS mean,
@@ -244,7 +245,7 @@ def paired(store: Any, eval_ids: str | Sequence[str], metric: str = "correct", *
 
     from .metrics import mcnemar, paired_bootstrap
     expr, binary = metric_expr(metric), METRICS[metric][2]
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     rows = series(store.query(f"""
         SELECT method, variant, question_id, seed, {expr} AS m FROM eval_items
         WHERE {where} AND question_id IS NOT NULL AND {expr} IS NOT NULL""", args))
@@ -278,7 +279,7 @@ def retrieval(store: Any, eval_ids: str | Sequence[str]) -> dict[str, str]:
     so the events, not the knobs, say what ran; a knowledge-graph method's are "kg"), or
     "none" for one that retrieves nothing. Standard RAG's default (hybrid) is not the
     dense retriever the paper methods default to: :func:`paired` marks such pairs."""
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     rows = series(store.query(f"""
         SELECT i.method, i.variant,
                list(DISTINCT json_extract_string(e.data, '$.retriever'))
@@ -291,7 +292,7 @@ def retrieval(store: Any, eval_ids: str | Sequence[str]) -> dict[str, str]:
 
 def error_modes(store: Any, eval_ids: str | Sequence[str]) -> list[dict[str, Any]]:
     """Counts of annotation tags on the eval's runs, per method."""
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     return store.query(f"""
         SELECT i.method, t.tag, count(*) AS n, count(DISTINCT i.run_id) AS runs
         FROM (SELECT run_id, method FROM eval_items WHERE {where}) i
@@ -301,7 +302,7 @@ def error_modes(store: Any, eval_ids: str | Sequence[str]) -> list[dict[str, Any
 
 
 def status_counts(store: Any, eval_ids: str | Sequence[str]) -> list[dict[str, Any]]:
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     return store.query(f"SELECT method, status, count(*) AS n FROM eval_items WHERE {where} "
                        f"GROUP BY method, status ORDER BY method, status", args)
 
@@ -313,7 +314,7 @@ def runs_behind(store: Any, eval_ids: str | Sequence[str], *, method: str | None
     """The runs behind one bar or point: filter by method, variant, a group value and
     optionally an outcome (``metric="crag_label", outcome="hallucinated"``, or a metric
     name and its value)."""
-    where, args = _ids(eval_ids)
+    where, args = eval_where(eval_ids)
     conds = [where]
     if method is not None:
         conds.append("method = ?")

@@ -175,6 +175,27 @@ def agreement_caption(store: Any, eval_ids: list[str] | None = None) -> None:
                f"node {'n/a' if na is None else f'{na:.0%}'} of {a['n_nodes']}.")
 
 
+def _answer_trail(store: Store, eval_id: str) -> None:
+    from ..triage import answer_trail
+    rows = answer_trail.funnel(store, eval_id)
+    if not rows:
+        return
+    st.markdown("**Answer trail** (wrong runs: the stages whose output still held a gold "
+                "answer, in the order the method uses them; where the count drops, the "
+                "method had the answer and lost it)")
+    st.dataframe([{"method": r["series"], "step": i + 1, "stage": s["stage"],
+                   "runs holding it": s["held"], "of wrong runs": r["n"], "share": s["share"]}
+                  for r in rows for i, s in enumerate(r["stages"])],
+                 hide_index=True, width="stretch",
+                 column_config={"share": st.column_config.NumberColumn(format="percent")})
+    skipped = [f"{md_escape(r['series'])}: " + ", ".join(f"{n} {why}" for why, n in
+                                                         sorted(r["untraced"].items()))
+               for r in rows if r["untraced"]]
+    if skipped:
+        st.caption("Wrong runs without a trail (the answer string cannot be followed): "
+                   + "; ".join(skipped))
+
+
 def evaluate_section(store: Store, eval_id: str) -> None:
     """Evaluate: failure classes per method (stacked), the commonest breaking node kinds,
     gold-evidence recall at question and node level, and the runs behind a bar."""
@@ -192,6 +213,7 @@ def evaluate_section(store: Store, eval_id: str) -> None:
                    f"{md_escape(r['reason'])}")
     if not summ["classes"]:
         st.caption("No triaged runs: these questions carry no gold evidence.")
+        _answer_trail(store, eval_id)
         return
     ev = st.plotly_chart(C.failure_class_bars(summ["classes"], CLASS_LABELS), on_select="rerun",
                          key="ev_triage", width="stretch")
@@ -215,6 +237,7 @@ def evaluate_section(store: Store, eval_id: str) -> None:
                    "found (HotpotQA: both supports). Question level: retrievals made with the "
                    "question itself; node level: every retrieval of the run.")
     agreement_caption(store, [eval_id])
+    _answer_trail(store, eval_id)
     picked = C.selected_keys(ev)
     if picked:
         method, variant, cls = picked[-1]
