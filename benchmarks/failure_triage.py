@@ -32,6 +32,7 @@ from workbench.eval.runner import EvalInterrupted, EvalRunner, EvalSpec  # noqa:
 from workbench.store import Store  # noqa: E402
 from workbench.triage import CLASSES  # noqa: E402
 from workbench.triage import report  # noqa: E402
+from workbench.triage import answer_trail  # noqa: E402
 from workbench.triage import store as TS  # noqa: E402
 
 METHODS = "standard-rag,ircot,crp-rag,par-rag"
@@ -51,7 +52,11 @@ def figures(st: Store, eval_id: str) -> dict:
                   "recall_node": r["recall_node"], "all_hops_node": r["all_node"],
                   "accuracy": acc.get(s, {}).get("mean"),
                   "wall_s_per_q": (eff.get(s, {}).get("wall_ms") or 0) / 1000.0}
-    return {"summary": summ, "methods": out}
+    trail = answer_trail.funnel(st, eval_id)
+    for r in trail:
+        if r["series"] in out:
+            out[r["series"]]["answer_trail"] = {s["stage"]: s["held"] for s in r["stages"]}
+    return {"summary": summ, "methods": out, "trail": trail}
 
 
 def main() -> int:
@@ -114,7 +119,7 @@ def main() -> int:
     fig = figures(st, eval_id)
     print(f"eval {eval_id}: dataset {row['dataset']}, model {row['model_name']}, "
           f"{row['n_questions']} questions")
-    print("\n".join(report.lines(fig["summary"])))
+    print("\n".join(report.lines(fig["summary"]) + answer_trail.lines(fig["trail"])))
     print(json.dumps({"eval_id": eval_id, "dataset": row["dataset"], "model": row["model_name"],
                       "n_questions": row["n_questions"], "seconds": round(time.perf_counter() - t0, 1),
                       "methods": fig["methods"]}, default=str))

@@ -133,3 +133,4 @@ def test_benchmark_reports_a_stored_eval_with_json_last(isolated_home):
     assert last["eval_id"] == eid and rag["all_hops_node"] == 1.0 and rag["n_q"] == N_QUESTIONS
     assert sum(rag["classes"].values()) == N_QUESTIONS
     assert "failure classes (runs per class)" in out.stdout
+    assert "answer trail: wrong runs" in out.stdout and rag["answer_trail"]["answer"] == 0
