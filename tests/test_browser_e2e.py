@@ -326,6 +326,11 @@ def test_evaluate_results_render_charts_and_paired_table(browser, tmp_path):
         page.get_by_text("Paired differences (same questions)").scroll_into_view_if_needed()
         time.sleep(0.5)
         page.screenshot(path=str(ARTIFACTS / "e2e_evaluate.png"), full_page=True)
+        trail = page.get_by_text("Answer trail", exact=False).first
+        trail.wait_for(timeout=60_000)
+        trail.scroll_into_view_if_needed()
+        time.sleep(0.5)
+        page.screenshot(path=str(ARTIFACTS / "e2e_evaluate_answer_trail.png"))
         assert not page.dialogs
     finally:
         page.close()
