@@ -16,7 +16,7 @@ def test_trail_marks_the_stages_that_held_the_answer_in_order_of_first_use():
              ("answer_span", "Leytonstone")]
     t = A.trail(steps, ["London"], "Where was the director of Psycho born?")
     assert t.stages == ["propose", "retrieval", "aggregate", "reason", "answer_span"]
-    assert t.held == ["retrieval"] and t.last_held == "retrieval" and t.reason == ""
+    assert t.held == ["retrieval"] and t.reason == ""
     # whole tokens, normalised: "Londoner" does not hold "London"; "london." does
     assert A.trail([("reason", "A Londoner.")], ["London"], "q?").held == []
     assert A.trail([("reason", "in london.")], ["London"], "q?").held == ["reason"]

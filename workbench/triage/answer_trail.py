@@ -33,10 +33,6 @@ class Trail:
     held: list[str]            # the stages whose texts contained a gold answer
     reason: str = ""           # why there is no trail ("" when there is one)
 
-    @property
-    def last_held(self) -> str | None:
-        return next((s for s in reversed(self.stages) if s in self.held), None)
-
 
 def untraceable(golds: Sequence[str], question: str) -> str:
     """Why the gold answer cannot be followed through a run, or ""."""
