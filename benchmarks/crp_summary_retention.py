@@ -36,9 +36,6 @@ from workbench.methods.prompts import crp_rag as P  # noqa: E402
 from workbench.store import Store  # noqa: E402
 from workbench.triage.answer_trail import untraceable  # noqa: E402
 
-SUMMARY_MAX_TOKENS = 256        # the method's default summary_max_tokens
-
-
 def prompt(variant: str, question: str, step: str, passages: str) -> list[dict]:
     if variant == "short":
         return P.aggregate(step, passages, "short")
@@ -54,13 +51,13 @@ def nodes(st: Store, eval_id: str) -> list[dict]:
     runs = st.query("SELECT run_id FROM eval_items WHERE eval_id = ? AND method = 'crp-rag' "
                     "ORDER BY question_id", [eval_id])
     for rid in (r["run_id"] for r in runs):
-        question, golds, steps, hits, summaries = "", [], {}, {}, {}
+        question, golds, cfg, steps, hits, summaries = "", [], {}, {}, {}, {}
         for e in st.query("SELECT type, node_id, data FROM events WHERE run_id = ? AND type IN "
                           "('run_started', 'node_added', 'retrieved', 'llm_call') ORDER BY seq",
                           [rid]):
             d = json.loads(e["data"]) if isinstance(e["data"], str) else e["data"]
             if e["type"] == "run_started":
-                question = d["question"]
+                question, cfg = d["question"], d.get("config") or {}
                 golds = [str(g) for g in (d.get("gold") or {}).get("answers") or []]
             elif e["type"] == "node_added":
                 steps[e["node_id"]] = d.get("text", "")
@@ -73,11 +70,13 @@ def nodes(st: Store, eval_id: str) -> list[dict]:
         if untraceable(golds, question):
             continue
         for nid, hs in hits.items():
-            passages = C.format_passages(hs, 0, numbered=False)
+            # as the run's knowledge step formatted them (its passage_chars)
+            passages = C.format_passages(hs, cfg.get("passage_chars", 0), numbered=False)
             if nid in summaries and M.contains_match(passages, golds):
                 out.append({"run": rid, "node": nid, "question": question, "golds": golds,
                             "step": steps.get(nid, ""), "passages": passages,
-                            "stored": summaries[nid]})
+                            "stored": summaries[nid],
+                            "max_tokens": cfg.get("summary_max_tokens", 256)})
     return out
 
 
@@ -103,7 +102,7 @@ def main() -> int:
                 text = n["stored"]
             else:
                 text = be.generate(prompt(v, n["question"], n["step"], n["passages"]),
-                                   C.greedy(SUMMARY_MAX_TOKENS)).text
+                                   C.greedy(n["max_tokens"])).text
             held[v].append(M.contains_match(text, n["golds"]))
         print(f"  {n['run']} {n['node']:5s} " + " ".join(f"{v}={int(held[v][-1])}"
                                                        for v in variants)
