@@ -10,9 +10,10 @@ from workbench import trace as T
 from workbench.config import knob
 from workbench.methods.base import Method
 from workbench.eval.runner import EvalRunner, EvalSpec, get_eval
-from workbench.llm.base import GenParams, LLMError
-from workbench.llm.replay import CallReplay, load_calls, reuse_counts, reuse_note
-from workbench.llm.scripted import ScriptedBackend
+from workbench.llm.base import GenParams, LLMError, ScoreRequest
+from workbench.llm.replay import (CallReplay, load_calls, reuse_counts, reuse_note,
+                                  runs_with_reused_calls)
+from workbench.llm.scripted import Rule, ScriptedBackend
 from workbench.store import Store
 
 from tests.test_eval_helpers import N_QUESTIONS, ToyDataset, answer_rules, toy_methods
@@ -37,10 +38,26 @@ class Ask(Method):
         yield T.answer(out.text.strip(), node_id="q")
 
 
-def _eval(st, be, **spec_kw):
-    spec = EvalSpec(dataset="toy", methods=["toy-rag", "toy-ask"], judge="off", **spec_kw)
+class Judge(Method):
+    """One call, then a teacher-forced scoring of two verdicts after it (CogGRAG's p_right
+    pattern)."""
+    name = "toy-judge"
+    kind = "none"
+    Config = AskConfig
+
+    def run(self, ctx, question):
+        out = yield from ctx.generate("answer", f"{ctx.config.prefix} {question}", node_id="q")
+        got = yield from ctx.score_many([ScoreRequest(out.prompt + out.text, w)
+                                         for w in (" [right]", " [wrong]")],
+                                        purpose="verdict", node_id="q")
+        yield T.custom("scored", "q", logprobs=[sum(sc.logprobs) for sc in got])
+        yield T.answer(out.text.strip(), node_id="q")
+
+
+def _eval(st, be, methods=("toy-rag", "toy-ask"), **spec_kw):
+    spec = EvalSpec(dataset="toy", methods=list(methods), judge="off", **spec_kw)
     r = EvalRunner.new(st, spec, backend=be, dataset=ToyDataset(),
-                       method_classes=toy_methods() | {"toy-ask": Ask})
+                       method_classes=toy_methods() | {"toy-ask": Ask, "toy-judge": Judge})
     assert r.run().status == "finished"
     return r.eval_id
 
@@ -100,6 +117,39 @@ def test_a_changed_knob_reruns_only_the_calls_whose_prompt_it_changes(tmp_path):
     assert len(be.calls) == N_QUESTIONS
     assert all(c["prompt"].startswith("Question: ") for c in be.calls)
     assert reuse_counts(st, changed) == (N_QUESTIONS, 2 * N_QUESTIONS)
+
+
+def _events(st, eval_id, type_):
+    return [e for row in st.query("SELECT run_id FROM runs WHERE eval_id = ? ORDER BY "
+                                  "question_id", [eval_id])
+            for e in st.events(row["run_id"]) if e.type == type_]
+
+
+def test_scorings_are_stored_and_replayed_by_context_and_continuation(tmp_path):
+    """Each scoring is an ``llm_score`` event; an eval that reuses calls answers it from the
+    store (no model scoring, the same log-probabilities), and a changed context scores anew."""
+    st = Store(tmp_path / "s.duckdb")
+    be = _backend()
+    be.rules[:0] = [Rule("<score> [right]", "x", logprob=-0.5), Rule("<score> [wrong]", "y z")]
+    first = _eval(st, be, methods=["toy-judge"])
+    made = _events(st, first, T.LLM_SCORE)
+    assert len(made) == 2 * N_QUESTIONS
+    assert {e.data["purpose"] for e in made} == {"verdict"} and all(e.node_id == "q" for e in made)
+    assert all(len(e.data["context_sha256"]) == 64 and e.data["tokens"] for e in made)
+
+    be2 = _backend()
+    again = _eval(st, be2, methods=["toy-judge"], reuse_calls=first)
+    assert be2.calls == []                     # neither the call nor the scorings ran
+    replayed = _events(st, again, T.LLM_SCORE)
+    assert [e.data["replayed_from"] for e in replayed] == [e.data["score_id"] for e in made]
+    assert [e.data["logprobs"] for e in _events(st, again, "scored")] == \
+        [e.data["logprobs"] for e in _events(st, first, "scored")]
+    assert len(runs_with_reused_calls(st, again)) == N_QUESTIONS
+
+    # a new prompt gives a new call and so a new context: both run on the model
+    be3 = _backend()
+    _eval(st, be3, methods=["toy-judge"], reuse_calls=first, sets={"toy-judge.prefix": "Qn:"})
+    assert sum("<score>" in c["prompt"] for c in be3.calls) == 2 * N_QUESTIONS
 
 
 def test_parameters_are_part_of_the_match():
@@ -180,3 +230,31 @@ def test_the_evaluate_page_says_an_eval_reused_calls():
     notes = [i.value for i in at.info]
     assert any(f"stored calls of eval {first}" in n and "do not measure the model" in n
                for n in notes), notes
+
+
+def test_a_real_model_scoring_replays_from_its_record(default_llm):
+    """SmolLM2 in its worker process: a scoring's stored record (a chat context, rendered
+    by the model's template, kept as its SHA-256) answers the same scoring with the same
+    tokens and log-probabilities, without the model; another continuation goes to it."""
+    ctx = [{"role": "user", "content": "Is Paris in France? Answer [right] or [wrong]."}]
+    sc = default_llm.score(ctx, "[right]")
+    rec = {**sc.to_record(), "score_id": "score_1"}
+    assert rec["context_sha256"] and rec["tokens"]
+
+    class Counting:
+        info, n = default_llm.info, 0
+
+        def render(self, messages, chat=True):
+            return default_llm.render(messages, chat)
+
+        def score(self, context, continuation):
+            Counting.n += 1
+            return default_llm.score(context, continuation)
+
+    replay = CallReplay(Counting(), [rec])
+    got = replay.score(ctx, "[right]")
+    assert Counting.n == 0 and got.replayed_from == "score_1"
+    assert [(t.id, t.logprob) for t in got.tokens] == [(t.id, t.logprob) for t in sc.tokens]
+    other = replay.score_many([ScoreRequest(ctx, "[wrong]"), ScoreRequest(ctx, "[right]")])
+    assert Counting.n == 1 and other[0].replayed_from is None
+    assert other[1].replayed_from == "score_1"

@@ -19,7 +19,8 @@ from workbench.methods import batched as B
 from workbench.methods.base import RunContext
 from workbench.runner import execute
 
-VOLATILE = {"call_id", "call_ids", "merge_call_id", "batch", "run_id", "batch_size", "seconds"}
+VOLATILE = {"call_id", "call_ids", "merge_call_id", "score_id", "batch", "run_id", "batch_size",
+            "seconds"}
 
 
 def _clean(x):

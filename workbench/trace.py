@@ -26,6 +26,7 @@ NODE_UPDATED = "node_updated"
 EDGE_ADDED = "edge_added"
 RETRIEVED = "retrieved"
 LLM_CALL = "llm_call"
+LLM_SCORE = "llm_score"          # one teacher-forced scoring (not a call: no text is generated)
 NODE_SCORED = "node_scored"
 PATH = "path"
 ANSWER = "answer"

@@ -1,6 +1,7 @@
 """The one interface every LLM backend implements, and its result types."""
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
@@ -133,6 +134,7 @@ class ScoredText:
     tokens: list[Token]
     latency_ms: float
     batch: dict[str, Any] | None = None   # set by score_many
+    replayed_from: str | None = None      # a stored scoring's id: see llm/replay.py
 
     @property
     def logprobs(self) -> list[float]:
@@ -140,6 +142,22 @@ class ScoredText:
 
     def scores(self) -> TokenScores:
         return score_tokens(self.logprobs, [t.entropy for t in self.tokens])
+
+    def to_record(self) -> dict[str, Any]:
+        """The payload stored in an ``llm_score`` event. The context is stored as its
+        SHA-256 only: it is a whole prompt, often already stored in the call it extends,
+        and a replay needs no more than to recognise it."""
+        return {
+            "context_sha256": context_digest(self.context), "continuation": self.continuation,
+            "tokens": [[t.id, t.piece, t.logprob, t.entropy] for t in self.tokens],
+            "latency_ms": round(self.latency_ms, 3),
+            **({"batch": self.batch} if self.batch is not None else {}),
+            **({"replayed_from": self.replayed_from} if self.replayed_from else {}),
+        }
+
+
+def context_digest(context: str) -> str:
+    return hashlib.sha256(context.encode("utf-8")).hexdigest()
 
 
 @dataclass

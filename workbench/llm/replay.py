@@ -10,7 +10,8 @@ of the model. Replayed calls carry ``replayed_from`` (the stored call's id), and
 reuses calls says so: its wall times do not measure the model.
 
 Sampled calls replay too: their seed is part of the parameters, and llama.cpp samples the
-same tokens from the same prompt and seed.
+same tokens from the same prompt and seed. Teacher-forced scorings (``llm_score`` events,
+e.g. CogGRAG's p_right) replay the same way, by their context's SHA-256 and continuation.
 """
 from __future__ import annotations
 
@@ -19,25 +20,30 @@ import threading
 from typing import Any, Iterable, Sequence
 
 from . import batching
-from .base import Completion, GenParams, GenRequest, LLMError, ModelInfo, Token
+from .base import (Completion, GenParams, GenRequest, LLMError, ModelInfo, ScoredText, Token,
+                   context_digest)
 
 
 def _key(prompt: str, params: dict[str, Any]) -> str:
     return json.dumps([prompt, params], sort_keys=True, default=str)
 
 
+def _score_key(context_sha256: str, continuation: str) -> str:
+    return json.dumps([context_sha256, continuation])
+
+
 def load_calls(store: Any, eval_ids: str) -> tuple[list[dict[str, Any]], str | None]:
-    """The stored ``llm_call`` records of the runs of one or more evals (comma-separated
-    ids), and the model they were made with. Refuses evals that ran more than one model.
-    An eval that reused calls offers those too, so naming the latest eval of a chain of
-    reuses is enough."""
+    """The stored ``llm_call`` and ``llm_score`` records of the runs of one or more evals
+    (comma-separated ids), and the model they were made with. Refuses evals that ran more
+    than one model. An eval that reused calls offers those too, so naming the latest eval of
+    a chain of reuses is enough."""
     ids = [e.strip() for e in eval_ids.split(",") if e.strip()]
     rows = []
     for eval_id in ids:
         got = store.query(
-            "SELECT r.model_sha256 AS sha, e.data AS data FROM events e JOIN runs r "
-            "USING (run_id) WHERE r.eval_id = ? AND e.type = 'llm_call' ORDER BY r.run_id, "
-            "e.seq", [eval_id])
+            "SELECT r.model_sha256 AS sha, e.type AS type, e.data AS data FROM events e "
+            "JOIN runs r USING (run_id) WHERE r.eval_id = ? AND e.type IN ('llm_call', "
+            "'llm_score') ORDER BY r.run_id, e.seq", [eval_id])
         if not got and not store.query("SELECT 1 FROM eval_batches WHERE eval_id = ?",
                                        [eval_id]):
             raise LookupError(f"no eval {eval_id!r} to reuse calls from; `python -m workbench "
@@ -50,6 +56,11 @@ def load_calls(store: Any, eval_ids: str) -> tuple[list[dict[str, Any]], str | N
     calls = []
     for r in rows:
         d = r["data"] if isinstance(r["data"], dict) else json.loads(r["data"])
+        if r["type"] == "llm_score":
+            if d.get("context_sha256") and d.get("tokens") is not None:
+                calls.append({k: d.get(k) for k in ("context_sha256", "continuation", "tokens")}
+                             | {"score_id": d.get("replayed_from") or d.get("score_id")})
+            continue
         if d.get("prompt") is None or d.get("output") is None:
             continue
         rec = {k: d.get(k) for k in ("prompt", "params", "output", "tokens", "prompt_tokens",
@@ -64,9 +75,10 @@ def load_calls(store: Any, eval_ids: str) -> tuple[list[dict[str, Any]], str | N
 
 class CallReplay:
     """``inner`` with calls answered from ``calls`` (``llm_call`` records) where the
-    rendered prompt and the parameters match; other calls, and every scoring, go to
-    ``inner``. ``model_sha256``: the model the calls were made with; a different model
-    refuses at its first call."""
+    rendered prompt and the parameters match, and scorings from its ``llm_score`` records
+    where the rendered context and the continuation match; the rest go to ``inner``.
+    ``model_sha256``: the model the calls were made with; a different model refuses at its
+    first call."""
 
     def __init__(self, inner: Any, calls: Iterable[dict[str, Any]],
                  model_sha256: str | None = None, source: str = ""):
@@ -74,8 +86,12 @@ class CallReplay:
         self.source = source
         self.model_sha256 = model_sha256
         self._index: dict[str, dict[str, Any]] = {}
+        self._scores: dict[str, dict[str, Any]] = {}
         for c in calls:
-            self._index.setdefault(_key(c["prompt"], c["params"] or {}), c)
+            if "context_sha256" in c:
+                self._scores.setdefault(_score_key(c["context_sha256"], c["continuation"]), c)
+            else:
+                self._index.setdefault(_key(c["prompt"], c["params"] or {}), c)
         self.hits = 0
         self.misses = 0
         self._checked = model_sha256 is None
@@ -150,11 +166,37 @@ class CallReplay:
                 out[i] = c
         return out  # type: ignore[return-value]
 
+    def _stored_score(self, context: Any, continuation: str) -> ScoredText | None:
+        self._check_model()
+        render = getattr(self.inner, "render", None)
+        if render is None or not self._scores:
+            return None
+        prompt, _ = render(context, True)
+        rec = self._scores.get(_score_key(context_digest(prompt), continuation))
+        with self._count_lock:
+            if rec is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        if rec is None:
+            return None
+        return ScoredText(prompt, continuation,
+                          [Token(int(t[0]), t[1], t[2], t[3] if len(t) > 3 else None)
+                           for t in rec["tokens"]], 0.0, replayed_from=rec.get("score_id") or "?")
+
     def score(self, context: Any, continuation: str) -> Any:
-        return self.inner.score(context, continuation)
+        got = self._stored_score(context, continuation)
+        return got if got is not None else self.inner.score(context, continuation)
 
     def score_many(self, requests: Sequence[Any], **kw: Any) -> list[Any]:
-        return batching.score_many(self.inner, requests, **kw)
+        out: list[ScoredText | None] = [self._stored_score(r.context, r.continuation)
+                                        for r in requests]
+        todo = [(i, r) for i, r in enumerate(requests) if out[i] is None]
+        if todo:
+            done = batching.score_many(self.inner, [r for _, r in todo], **kw)
+            for (i, _), sc in zip(todo, done):
+                out[i] = sc
+        return out  # type: ignore[return-value]
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
@@ -163,7 +205,7 @@ class CallReplay:
         return getattr(self.inner, name)
 
 
-# an ``llm_call`` event ``e`` that was answered from a stored call
+# an ``llm_call`` or ``llm_score`` event ``e`` that was answered from the store
 REPLAYED_SQL = "json_extract_string(e.data, '$.replayed_from') IS NOT NULL"
 
 
@@ -176,11 +218,12 @@ def reuse_counts(store: Any, eval_id: str) -> tuple[int, int]:
 
 
 def runs_with_reused_calls(store: Any, eval_id: str) -> set[str]:
-    """The runs of an eval that answered at least one call from the store (their wall
-    time did not measure the model)."""
+    """The runs of an eval that answered at least one call or scoring from the store (their
+    wall time did not measure the model)."""
     return {r["run_id"] for r in store.query(
         f"SELECT DISTINCT e.run_id FROM events e JOIN runs r USING (run_id) "
-        f"WHERE r.eval_id = ? AND e.type = 'llm_call' AND {REPLAYED_SQL}", [eval_id])}
+        f"WHERE r.eval_id = ? AND e.type IN ('llm_call', 'llm_score') AND {REPLAYED_SQL}",
+        [eval_id])}
 
 
 def reuse_note(store: Any, eval_id: str, spec: dict[str, Any]) -> str:

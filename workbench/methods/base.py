@@ -71,13 +71,20 @@ class RunContext:
         yield self._call_event(comp, purpose, node_id, prompt_version)
         return comp
 
-    def score_many(self, requests: Sequence[ScoreRequest]) -> Events:
+    def score_many(self, requests: Sequence[ScoreRequest], *, purpose: str = "score",
+                   node_id: str | None = None) -> Events:
         """Teacher-forced scores of several continuations (``llm.score`` each; one
         ``score_many`` batch with the other items' scorings inside batched.together).
-        Yields no event: the caller records what the scores mean."""
+        Yields an ``llm_score`` event per scoring, which ``eval --reuse-calls`` replays;
+        the caller records what the scores mean."""
         if self._together:
-            return (yield Call(score=list(requests)))
-        return [self.llm.score(r.context, r.continuation) for r in requests]
+            got = yield Call(score=list(requests))
+        else:
+            got = [self.llm.score(r.context, r.continuation) for r in requests]
+        for sc in got:
+            yield T.Event(T.LLM_SCORE, {**sc.to_record(), "purpose": purpose, "phase": self.phase,
+                                        "score_id": T.new_id("score_")}, node_id=node_id)
+        return got
 
     def generate_json(self, purpose: str, messages: list[Message] | str, schema: dict[str, Any],
                       params: GenParams | None = None, *, node_id: str | None = None,

@@ -149,7 +149,7 @@ def reason(ctx: Any, grp: Sequence[MMNode], pairs: list[Pair], know: list[str], 
     return answers, (calls[-1].data if calls else None)
 
 
-def p_right(ctx: Any, comp: Any) -> Iterator[T.Event]:
+def p_right(ctx: Any, comp: Any, node_id: str | None = None) -> Iterator[T.Event]:
     """p("[right]") / (p("[right]") + p("[wrong]")), each verdict teacher-forced whole after
     the prompt the verifier saw and the text before its bracket (the backend gives no top-k);
     returns (p_right, detail).
@@ -165,7 +165,8 @@ def p_right(ctx: Any, comp: Any) -> Iterator[T.Event]:
     prefix = comp.prompt + comp.text[:i]
     try:
         got = yield from ctx.score_many([ScoreRequest(prefix, f"[{w}]")
-                                         for w in ("right", "wrong")])
+                                         for w in ("right", "wrong")],
+                                        purpose="p_right", node_id=node_id)
     except Exception as e:          # a backend without scoring: the score is n/a
         return None, {"reason": f"{type(e).__name__}: {e}"}
     lps = {w: (sum(t.logprob for t in s.tokens) if s.tokens and
@@ -188,7 +189,7 @@ def verify(ctx: Any, m: MMNode, answer: str, pairs: list[Pair], know: list[str],
     comp = yield from ctx.generate("verify", msgs, params, node_id=m.id, prompt_version=pv)
     mt = re.search(r"\[\s*(right|wrong)\s*\]", comp.text, re.I)
     verdict = mt.group(1).lower() if mt else "unparsed"
-    pr, detail = (yield from p_right(ctx, comp)) if mt else (None, {"reason": "unparsed verdict"})
+    pr, detail = (yield from p_right(ctx, comp, m.id)) if mt else (None, {"reason": "unparsed verdict"})
     yield T.custom("verdict_scored", m.id, p_right=pr, **detail)
     return verdict, pr, comp.text
 
