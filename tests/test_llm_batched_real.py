@@ -187,3 +187,34 @@ def test_a_model_loaded_without_batching_runs_generate_many_one_by_one():
         assert [c.batch["members"] for c in got] == [[0], [1]]
     finally:
         be.close()
+
+
+def test_statistics_beside_the_next_decode_change_nothing_but_the_time():
+    """``overlap`` computes each step's log-probabilities while the next step decodes in a
+    second thread: the same tokens, log-probabilities, entropies and endings as the plain
+    loop, for greedy, sampled, grammar-bound and stop-string sequences of mixed lengths."""
+    from workbench.llm.llama_cpp_backend import LlamaCppBackend
+    from workbench.llm.registry import resolve
+    reqs = _reqs(max_tokens=20)
+    reqs[1].params = GenParams(max_tokens=20, temperature=0.8, seed=7)
+    reqs[2].params = GenParams(max_tokens=20, json_schema={
+        "type": "object", "properties": {"painter": {"type": "string"}}, "required": ["painter"]})
+    reqs[3].params = GenParams(max_tokens=20, stop=["."])
+    got = {}
+    be = LlamaCppBackend(resolve("smollm2-135m"), n_ctx=2048, max_batch=4, overlap=False)
+    try:
+        for on in (False, True, False):
+            be._engine.overlap = on
+            got.setdefault(on, []).append(be.generate_many(reqs, max_batch=4))
+    finally:
+        be.close()
+    plain, over = got[False][0], got[True][0]
+    assert [c.batch["mode"] for c in over] == ["llama_cpp"] * 4
+    assert _ids(over) == _ids(plain) and _ids(over) == _ids(got[False][1])
+    assert [c.logprobs for c in over] == [c.logprobs for c in plain]
+    assert [[t.entropy for t in c.tokens] for c in over] == \
+        [[t.entropy for t in c.tokens] for c in plain]
+    assert [c.finish_reason for c in over] == [c.finish_reason for c in plain]
+    assert over[2].text.lstrip().startswith("{")          # the grammar held
+    assert len({len(c.tokens) for c in over}) > 1        # sequences ended at different steps
+    assert all(len(c.logprobs) == len(c.tokens) for c in over)

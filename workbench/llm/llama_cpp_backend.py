@@ -45,7 +45,7 @@ class LlamaCppBackend:
     def __init__(self, model_path: str | Path, *, n_gpu_layers: int = 0, n_ctx: int = 4096,
                  n_threads: int | None = None, n_batch: int = 512, seed: int = 0,
                  chat_format: str | None = None, sha256: str = "", verbose: bool = False,
-                 max_batch: int = batching.DEFAULT_MAX_BATCH):
+                 max_batch: int = batching.DEFAULT_MAX_BATCH, overlap: bool | None = None):
         path = Path(model_path)
         header = read_header(path)          # clear messages for missing/truncated/non-GGUF files
         try:
@@ -70,7 +70,10 @@ class LlamaCppBackend:
         self._engine: BatchEngine | None = None
         if max_batch > 1:
             enable_sequences(self.llm, max_batch + 1)
-            self._engine = BatchEngine(self.llm)
+            # statistics beside the next decode (batch_engine.py): by default where a GPU
+            # decodes; on a CPU the two would share the cores (see benchmarks/batched_decode.py)
+            self._engine = BatchEngine(self.llm, overlap=n_gpu_layers != 0 if overlap is None
+                                       else overlap)
         self.max_batch = max(1, max_batch)
         self.n_ctx = self.llm.n_ctx()
         self.n_vocab = self.llm.n_vocab()
