@@ -192,7 +192,8 @@ def test_a_model_loaded_without_batching_runs_generate_many_one_by_one():
 def test_statistics_beside_the_next_decode_change_nothing_but_the_time():
     """``overlap`` computes each step's log-probabilities while the next step decodes in a
     second thread: the same tokens, log-probabilities, entropies and endings as the plain
-    loop, for greedy, sampled, grammar-bound and stop-string sequences of mixed lengths."""
+    loop, for greedy, sampled, grammar-bound and stop-string sequences of mixed lengths; and
+    greedy rows taken by argmax match their sampler chains."""
     from workbench.llm.llama_cpp_backend import LlamaCppBackend
     from workbench.llm.registry import resolve
     reqs = _reqs(max_tokens=20)
@@ -206,6 +207,8 @@ def test_statistics_beside_the_next_decode_change_nothing_but_the_time():
         for on in (False, True, False):
             be._engine.overlap = on
             got.setdefault(on, []).append(be.generate_many(reqs, max_batch=4))
+        be._engine.greedy_argmax = False        # every row through its sampler chain
+        chains = be.generate_many(reqs, max_batch=4)
     finally:
         be.close()
     plain, over = got[False][0], got[True][0]
@@ -218,3 +221,6 @@ def test_statistics_beside_the_next_decode_change_nothing_but_the_time():
     assert over[2].text.lstrip().startswith("{")          # the grammar held
     assert len({len(c.tokens) for c in over}) > 1        # sequences ended at different steps
     assert all(len(c.logprobs) == len(c.tokens) for c in over)
+    # np.argmax for the greedy rows picks what the greedy sampler chain picks
+    assert _ids(chains) == _ids(plain)
+    assert [c.logprobs for c in chains] == [c.logprobs for c in plain]

@@ -46,7 +46,9 @@ rows it needs, starts the next decode in a second thread (ctypes lets go of the 
 ``llama_decode``) and computes the previous rows' statistics meanwhile. The same batches are
 decoded in the same order, so tokens and numbers are those of the plain loop; only the wall
 time changes: +4% at 4 sequences and +7% at 8 on an H200, but slower on 2 CPU cores, where
-numpy and llama.cpp's threads share the cores (README, "GPU"). Sampling stays in the step.
+numpy and llama.cpp's threads share the cores (README, "GPU"). Sampling stays in the step;
+a greedy row without a grammar takes its token by ``np.argmax`` (0.03 ms against the
+sampler chain's 0.41 ms for a 152k vocabulary), the same token.
 
 **Numerics.** Greedy output is not bit-identical across batch sizes: llama.cpp's CPU
 kernels switch from a matrix-vector to a matrix-matrix path at a few rows, so the logits of
@@ -185,6 +187,7 @@ class BatchEngine:
     def __init__(self, llm: Any, overlap: bool = False):
         import llama_cpp
         self.overlap = overlap
+        self.greedy_argmax = True
         self._lc = llama_cpp
         self.llm = llm
         self.n_vocab = llm.n_vocab()
@@ -320,6 +323,10 @@ class BatchEngine:
     def generate(self, specs: Sequence[SeqSpec]) -> tuple[list[SeqResult], GroupStats]:
         results = [SeqResult() for _ in specs]
         samplers = [self._sampler(s) for s in specs]
+        # a greedy chain without a grammar keeps no state and picks the first largest logit,
+        # as np.argmax does, in a tenth of the time over a 152k vocabulary
+        argmax = [self.greedy_argmax and s.temperature == 0.0 and s.grammar is None
+                  for s in specs]
         t0 = time.perf_counter()
         vocab = self.llm._model.vocab
         mem = self._mem()
@@ -357,7 +364,8 @@ class BatchEngine:
             """Sample each (sequence, batch position)'s token from the last batch and record
             it; the statistics are added at once, or returned to add later (``copy``: the
             rows are copied, since the next decode overwrites them)."""
-            toks = [samplers[i].sample(self.llm._ctx, idx) for i, idx in rows]
+            toks = [int(np.argmax(self._row(idx))) if argmax[i]
+                    else samplers[i].sample(self.llm._ctx, idx) for i, idx in rows]
             owed = [(i, tok, np.array(self._row(idx)) if copy else self._row(idx))
                     for (i, idx), tok in zip(rows, toks) if record(i, tok)]
             if copy:
