@@ -33,6 +33,9 @@ def portable(e: BaseException) -> BaseException:
 
 
 def serve(conn: Connection) -> None:
+    # llama_cpp before numpy, which this fresh process has not loaded yet: with a CUDA build
+    # on an H200 machine, loading a model crashed whenever numpy came first (README, "GPU")
+    import llama_cpp  # noqa: F401
     from .llama_cpp_backend import LlamaCppBackend
     try:
         msg = conn.recv()
