@@ -13,7 +13,9 @@ variant on the default model, and counts the summaries that still hold the answe
 - ``paper``: the method's prompt (P_integration); ``--stored-paper`` reads the eval's own
   summaries instead of writing them again (greedy decoding gives the same text);
 - ``question``: the same prompt with the question above the step;
-- ``short``: the small-model preset's one-to-three-sentence prompt.
+- ``short``: the small-model preset's one-to-three-sentence prompt;
+- ``lead``: the paper's prompt, told to open with the passage sentence that answers the
+  step, copied as written, before organising the rest.
 
 Prints one line per node, each variant's retention with its paired difference to
 ``paper`` (95% bootstrap CI), and as its LAST line one JSON object.
@@ -36,10 +38,16 @@ from workbench.methods.prompts import crp_rag as P  # noqa: E402
 from workbench.store import Store  # noqa: E402
 from workbench.triage.answer_trail import untraceable  # noqa: E402
 
+LEAD = ("\nBegin the summary with the sentence of the passages that answers the step, copied as "
+        "written, names, dates and numbers included; then organise the rest.")
+
+
 def prompt(variant: str, question: str, step: str, passages: str) -> list[dict]:
     if variant == "short":
         return P.aggregate(step, passages, "short")
     msgs = P.aggregate(step, passages)
+    if variant == "lead":
+        msgs[0]["content"] += LEAD
     if variant == "question":
         msgs[-1]["content"] = f"Question: {question}\n" + msgs[-1]["content"]
     return msgs
