@@ -83,7 +83,8 @@ def main() -> None:
                    "overlap_s": [round(x, 2) for x in ovl_s],
                    "speedup": round((n_bat / tb) / (n_seq / ts), 2),
                    "overlap_speedup": round((n_bat / to) / (n_seq / ts), 2),
-                   "overlap_same": [c.logprobs for c in ovl] == [c.logprobs for c in bat],
+                   "overlap_same": [(c.text, c.logprobs) for c in ovl]
+                   == [(c.text, c.logprobs) for c in bat],
                    "identical": same, "n": n, "mode": bat[0].batch["mode"]}
         r = rows[n]
         print(f"{n} sequences: one by one {r['seq_tok_s']:6.1f} tok/s ({n_seq} tokens, "
