@@ -364,10 +364,11 @@ class BatchEngine:
             """Sample each (sequence, batch position)'s token from the last batch and record
             it; the statistics are added at once, or returned to add later (``copy``: the
             rows are copied, since the next decode overwrites them)."""
-            toks = [int(np.argmax(self._row(idx))) if argmax[i]
-                    else samplers[i].sample(self.llm._ctx, idx) for i, idx in rows]
-            owed = [(i, tok, np.array(self._row(idx)) if copy else self._row(idx))
-                    for (i, idx), tok in zip(rows, toks) if record(i, tok)]
+            logits = [self._row(idx) for _, idx in rows]
+            toks = [int(np.argmax(row)) if argmax[i] else samplers[i].sample(self.llm._ctx, idx)
+                    for (i, idx), row in zip(rows, logits)]
+            owed = [(i, tok, np.array(row) if copy else row)
+                    for (i, _), row, tok in zip(rows, logits, toks) if record(i, tok)]
             if copy:
                 return owed
             add_stats(owed)

@@ -118,7 +118,9 @@ class CallReplay:
         if render is None:
             return None
         prompt, _ = render(messages, params.chat)
-        rec = self._index.get(_key(prompt, params.to_dict()))
+        return self._counted(self._index.get(_key(prompt, params.to_dict())))
+
+    def _counted(self, rec: dict[str, Any] | None) -> dict[str, Any] | None:
         with self._count_lock:
             if rec is None:
                 self.misses += 1
@@ -127,9 +129,23 @@ class CallReplay:
         return rec
 
     @staticmethod
+    def _tokens(rec: dict[str, Any]) -> list[Token]:
+        return [Token(int(t[0]), t[1], t[2], t[3] if len(t) > 3 else None)
+                for t in rec.get("tokens") or []]
+
+    @staticmethod
+    def _fill(stored: list[Any], requests: Sequence[Any], run_rest: Any) -> list[Any]:
+        """``stored`` (None where the store had no answer), the gaps filled in one go by
+        ``run_rest`` on the requests the store could not answer."""
+        todo = [i for i, got in enumerate(stored) if got is None]
+        if todo:
+            for i, got in zip(todo, run_rest([requests[i] for i in todo])):
+                stored[i] = got
+        return stored
+
+    @staticmethod
     def _completion(rec: dict[str, Any], on_token: Any = None) -> Completion:
-        tokens = [Token(int(t[0]), t[1], t[2], t[3] if len(t) > 3 else None)
-                  for t in rec.get("tokens") or []]
+        tokens = CallReplay._tokens(rec)
         if on_token is not None:
             for t in tokens:
                 on_token(t)
@@ -153,18 +169,9 @@ class CallReplay:
         return self.inner.generate(messages, params, on_token=on_token)
 
     def generate_many(self, requests: Sequence[GenRequest], **kw: Any) -> list[Completion]:
-        out: list[Completion | None] = []
-        todo: list[tuple[int, GenRequest]] = []
-        for i, r in enumerate(requests):
-            rec = self._lookup(r.messages, r.params)
-            out.append(self._completion(rec) if rec is not None else None)
-            if rec is None:
-                todo.append((i, r))
-        if todo:
-            done = batching.generate_many(self.inner, [r for _, r in todo], **kw)
-            for (i, _), c in zip(todo, done):
-                out[i] = c
-        return out  # type: ignore[return-value]
+        recs = [self._lookup(r.messages, r.params) for r in requests]
+        return self._fill([self._completion(rec) if rec is not None else None for rec in recs],
+                          requests, lambda rest: batching.generate_many(self.inner, rest, **kw))
 
     def _stored_score(self, context: Any, continuation: str) -> ScoredText | None:
         self._check_model()
@@ -172,31 +179,19 @@ class CallReplay:
         if render is None or not self._scores:
             return None
         prompt, _ = render(context, True)
-        rec = self._scores.get(_score_key(context_digest(prompt), continuation))
-        with self._count_lock:
-            if rec is None:
-                self.misses += 1
-            else:
-                self.hits += 1
+        rec = self._counted(self._scores.get(_score_key(context_digest(prompt), continuation)))
         if rec is None:
             return None
-        return ScoredText(prompt, continuation,
-                          [Token(int(t[0]), t[1], t[2], t[3] if len(t) > 3 else None)
-                           for t in rec["tokens"]], 0.0, replayed_from=rec.get("score_id") or "?")
+        return ScoredText(prompt, continuation, self._tokens(rec), 0.0,
+                          replayed_from=rec.get("score_id") or "?")
 
     def score(self, context: Any, continuation: str) -> Any:
         got = self._stored_score(context, continuation)
         return got if got is not None else self.inner.score(context, continuation)
 
     def score_many(self, requests: Sequence[Any], **kw: Any) -> list[Any]:
-        out: list[ScoredText | None] = [self._stored_score(r.context, r.continuation)
-                                        for r in requests]
-        todo = [(i, r) for i, r in enumerate(requests) if out[i] is None]
-        if todo:
-            done = batching.score_many(self.inner, [r for _, r in todo], **kw)
-            for (i, _), sc in zip(todo, done):
-                out[i] = sc
-        return out  # type: ignore[return-value]
+        return self._fill([self._stored_score(r.context, r.continuation) for r in requests],
+                          requests, lambda rest: batching.score_many(self.inner, rest, **kw))
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
