@@ -96,7 +96,11 @@ class CrpRagConfig(PresetConfig):
     batch_size: int = batch_knob()
     # -- knowledge retrieval and aggregation (KRA) --
     retriever: str = knob("dense", "Retriever for node knowledge (the paper: dense, Eq. 7). "
-                          "default = the Settings choice.",
+                          "default = the Settings choice. With the default model on "
+                          "HotpotQA-100's first 12 train questions, hybrid (the baselines' "
+                          "retriever) found more gold hops (0.79 against 0.67, standard RAG "
+                          "0.79) but token F1 fell from 0.33 to 0.19 (-0.14 [-0.33, 0.00]): "
+                          "the summaries lost what it found, so dense stays.",
                           choices=["default", "dense", "bm25", "hybrid"], group="knowledge",
                           paper="dense (BGE-large-en)")
     top_k: int = knob(5, "Passages retrieved per node.", min=1, max=20, group="knowledge",
