@@ -298,6 +298,19 @@ def test_comparison_demos_knob_adds_a_comparison_demo_to_combine_and_summary_pro
         assert not any("Anthony Perkins" in last_user(p) for p in prompts)
 
 
+@pytest.mark.parametrize("on", [False, True])
+def test_named_steps_asks_for_steps_that_name_their_subject(on):
+    be = make_backend(DIAMOND, {})
+    tr = run(be, {"named_steps": on})
+    assert tr.status == "finished"
+    gen = [c["prompt"] for c in be.calls if P.GEN_TAG in c["prompt"]]
+    assert gen
+    # the instruction and the demo that names the director's film, never the relative one
+    assert all(("instead of writing 'that director'" in p) == on for p in gen)
+    assert all(("Find where the director of Psycho (1960) was born." in p) == on for p in gen)
+    assert all(("Find where that director was born." in p) != on for p in gen)
+
+
 def test_unparsable_proposals_become_visible_and_run_continues():
     be = ScriptedBackend()
     be.add(P.GEN_TAG, "not json at all")

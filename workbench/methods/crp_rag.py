@@ -260,7 +260,7 @@ class CrpRag(Method):
         params = C.sampled(cfg.gen_max_tokens, cfg.gen_temperature, cfg.gen_top_p, seed)
         calls: list[T.Event] = []
         parsed = yield from C.tap(ctx.generate_json(
-            "propose", P.gen(q, known), P.GEN_SCHEMA, params, node_id=v.id,
+            "propose", P.gen(q, known, cfg.named_steps), P.GEN_SCHEMA, params, node_id=v.id,
             prompt_version=self.pv, validate=_valid_step), calls)
         yield InOrder(self._take(ctx, q, sink, s, seed, parsed, calls, cands))
 

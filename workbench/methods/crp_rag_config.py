@@ -91,6 +91,11 @@ class CrpRagConfig(PresetConfig):
                           "= no merging; chain = one proposal per non-root sink, no merging.",
                           choices=["graph", "tree", "chain"], group="graph construction",
                           ablation=True, paper="graph")
+    named_steps: bool = knob(
+        False, "Ask P_gen for steps that name what they are about (no 'that director', "
+        "'the given criteria'), since a node retrieves with its own text alone (Eq. 7); the "
+        "second P_gen demo names the director's film.", group="graph construction",
+        paper="steps phrased by the model (the paper's examples name their subjects)")
     gen_max_tokens: int = knob(64, "Token budget of one proposal (JSON).", min=16, max=256,
                                group="graph construction")
     batch_size: int = batch_knob()

@@ -49,7 +49,22 @@ GEN_SHOTS = [
 ]
 
 
-def gen(question: str, known: list[str]) -> list[dict]:
+# Eq. 7 retrieves a node's knowledge with its text alone, so a step that says "that director"
+# or "the given criteria" retrieves nothing about its subject: this variant asks for steps that
+# name what they are about, and its second shot does so.
+GEN_SYSTEM_NAMED = (GEN_SYSTEM + " Write a step that can be read without the question: name "
+                    "the people, works, places or events it is about instead of writing 'that "
+                    "director', 'the film' or 'the given criteria'.")
+GEN_SHOTS_NAMED = [GEN_SHOTS[0],
+                   (GEN_SHOTS[1][0],
+                    json.dumps({"step": "Find where the director of Psycho (1960) was born.",
+                                "is_final": True})),
+                   GEN_SHOTS[2]]
+
+
+def gen(question: str, known: list[str], named: bool = False) -> list[dict]:
+    if named:
+        return chat(GEN_SYSTEM_NAMED, GEN_SHOTS_NAMED, gen_user(question, known))
     return chat(GEN_SYSTEM, GEN_SHOTS, gen_user(question, known))
 
 
