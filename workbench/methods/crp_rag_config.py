@@ -94,7 +94,10 @@ class CrpRagConfig(PresetConfig):
     named_steps: bool = knob(
         False, "Ask P_gen for steps that name what they are about (no 'that director', "
         "'the given criteria'), since a node retrieves with its own text alone (Eq. 7); the "
-        "second P_gen demo names the director's film.", group="graph construction",
+        "second P_gen demo names the director's film. With the default model on HotpotQA's "
+        "first 12 train questions token F1 rose from 0.33 to 0.46, but on the 14 dev/test "
+        "questions among the first 23 it was 0.14 against standard RAG's 0.54, so it stays "
+        "off.", group="graph construction",
         paper="steps phrased by the model (the paper's examples name their subjects)")
     gen_max_tokens: int = knob(64, "Token budget of one proposal (JSON).", min=16, max=256,
                                group="graph construction")
