@@ -188,6 +188,9 @@ class BatchEngine:
         import llama_cpp
         self.overlap = overlap
         self.greedy_argmax = True
+        # (grammar, temperature, top_k, top_p, seed) -> a sampler, or None for llama.cpp's
+        # own chain; the backend sets it (grammar_sampler.py)
+        self.grammar_sampler = lambda *args: None
         self._lc = llama_cpp
         self.llm = llm
         self.n_vocab = llm.n_vocab()
@@ -304,6 +307,10 @@ class BatchEngine:
     # -- generation --
     def _sampler(self, spec: SeqSpec):
         from llama_cpp import _internals
+        fast = self.grammar_sampler(spec.grammar, spec.temperature, spec.top_k, spec.top_p,
+                                    spec.seed)
+        if fast is not None:
+            return fast
         s = _internals.LlamaSampler()
         if spec.grammar is not None:
             s.add_grammar(self.llm._model, spec.grammar)

@@ -29,6 +29,7 @@ from .base import (Completion, ContextOverflowError, GenParams, GenRequest, Gram
 from .batch_engine import BatchEngine, SeqSpec, cells_needed, enable_sequences, plan_groups
 from .batch_engine import logsoftmax_stats as _logsoftmax_stats
 from .gguf import read_header
+from .grammar_sampler import DEFAULT_CANDIDATES, CandidateGrammarSampler
 
 
 @dataclass
@@ -41,11 +42,25 @@ class _Prepared:
     grammar: Any
 
 
+def _llama_class(llama_cpp: Any) -> type:
+    class _Llama(llama_cpp.Llama):
+        """``Llama`` whose ``generate`` can be handed a ready sampler: ``next_sampler`` is
+        used, once, instead of the chain ``generate`` would build."""
+        next_sampler: Any = None
+
+        def _init_sampler(self, *args: Any, **kwargs: Any) -> Any:
+            s, self.next_sampler = self.next_sampler, None
+            return s if s is not None else super()._init_sampler(*args, **kwargs)
+
+    return _Llama
+
+
 class LlamaCppBackend:
     def __init__(self, model_path: str | Path, *, n_gpu_layers: int = 0, n_ctx: int = 4096,
                  n_threads: int | None = None, n_batch: int = 512, seed: int = 0,
                  chat_format: str | None = None, sha256: str = "", verbose: bool = False,
-                 max_batch: int = batching.DEFAULT_MAX_BATCH, overlap: bool | None = None):
+                 max_batch: int = batching.DEFAULT_MAX_BATCH, overlap: bool | None = None,
+                 grammar_candidates: int = DEFAULT_CANDIDATES):
         path = Path(model_path)
         header = read_header(path)          # clear messages for missing/truncated/non-GGUF files
         try:
@@ -54,7 +69,7 @@ class LlamaCppBackend:
             raise LLMError("llama-cpp-python is not installed; run scripts/setup.sh") from e
         self._llama_cpp = llama_cpp
         try:
-            self.llm = llama_cpp.Llama(
+            self.llm = _llama_class(llama_cpp)(
                 model_path=str(path), n_gpu_layers=n_gpu_layers, n_ctx=n_ctx,
                 # batches (prompts, several sequences) get the same threads as single tokens:
                 # Llama would give them every CPU, whatever n_threads says
@@ -75,6 +90,11 @@ class LlamaCppBackend:
             self._engine = BatchEngine(self.llm, overlap=n_gpu_layers != 0 if overlap is None
                                        else overlap)
         self.max_batch = max(1, max_batch)
+        # grammar checks on the likeliest tokens first (grammar_sampler.py); 0 = llama.cpp's
+        # check of the whole vocabulary at every step
+        self.grammar_candidates = grammar_candidates
+        if self._engine is not None:
+            self._engine.grammar_sampler = self._grammar_sampler
         self.n_ctx = self.llm.n_ctx()
         self.n_vocab = self.llm.n_vocab()
         self._vocab = self.llm._model.vocab
@@ -134,6 +154,14 @@ class LlamaCppBackend:
         self._llama_cpp.llama_sampler_free(probe)
         return g
 
+    def _grammar_sampler(self, grammar: Any, temperature: float, top_k: int, top_p: float,
+                         seed: int) -> CandidateGrammarSampler | None:
+        if grammar is None or self.grammar_candidates <= 0:
+            return None
+        return CandidateGrammarSampler(self._vocab, grammar, self.n_vocab,
+                                       temperature=temperature, top_k=top_k, top_p=top_p,
+                                       seed=seed, n_candidates=self.grammar_candidates)
+
     def _logits(self) -> np.ndarray:
         ptr = self._llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, -1)
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
@@ -172,6 +200,9 @@ class LlamaCppBackend:
                 self.llm.set_seed(int(params.seed))
             t0 = time.perf_counter()
             cached = self._cached_prefix(toks)
+            fast = self._grammar_sampler(prep.grammar, params.temperature, params.top_k,
+                                         params.top_p, self.llm._seed)
+            self.llm.next_sampler = fast
             out: list[Token] = []
             raw = bytearray()
             finish = "length"
@@ -179,7 +210,7 @@ class LlamaCppBackend:
             gen = self.llm.generate(toks, top_k=params.top_k, top_p=params.top_p,
                                     min_p=0.0 if params.temperature > 0 else 0.05,
                                     temp=params.temperature, repeat_penalty=1.0, reset=True,
-                                    grammar=prep.grammar)
+                                    grammar=None if fast is not None else prep.grammar)
             try:
                 for tok in gen:
                     if t_first is None:
@@ -201,6 +232,9 @@ class LlamaCppBackend:
                         break
             finally:
                 gen.close()
+                self.llm.next_sampler = None
+                if fast is not None:
+                    fast.close()
             t1 = time.perf_counter()
         return self._completion(prep, out, bytes(raw), finish, (t1 - t0) * 1000.0,
                                 ((t_first or t1) - t0) * 1000.0, cached)
