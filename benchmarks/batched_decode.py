@@ -11,7 +11,8 @@ sequential throughput (2 cores). ``--n-gpu-layers -1`` runs it on a CUDA build's
 The batched side runs twice: with the plain decode loop and with each step's statistics
 computed beside the next decode (``overlap``, batch_engine.py), which must give the same
 output.
-The machine load (``os.getloadavg``) is printed with the figures: the CPU may be shared.
+The share of the CPU that other work took meanwhile (``workbench/cpu_share.py``) is printed
+with the figures: the CPU may be shared.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # Before numpy: with a CUDA 13 build on an H200 machine (numpy 2.5.2) the model load
 # crashed whenever numpy was loaded first (see README, "GPU").
 import llama_cpp  # noqa: E402,F401
+from workbench.cpu_share import Meter  # noqa: E402
 from workbench.llm.base import GenParams, GenRequest  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
@@ -56,7 +58,7 @@ def main() -> None:
     be = LlamaCppBackend(resolve(args.model), n_ctx=4096, n_threads=args.threads,
                          max_batch=max(sizes), n_gpu_layers=args.n_gpu_layers)
     be.generate_many(requests(2, 4))          # warm up: pages in the weights, caches the prefix
-    load0 = os.getloadavg()
+    meter = Meter()
     rows = {}
     for n in sizes:
         reqs = requests(n, args.tokens)
@@ -92,16 +94,14 @@ def main() -> None:
               f"{r['batch_s']} s)   x{r['speedup']:.2f}   identical {same}/{n}   overlapped "
               f"{r['overlap_tok_s']:6.1f} tok/s x{r['overlap_speedup']:.2f} "
               f"(same output: {r['overlap_same']})", flush=True)
-    load1 = os.getloadavg()
     print(f"model: {be.info.name} ({be.info.quantization}), {args.tokens} tokens per sequence, "
-          f"best of {args.repeats}, {os.cpu_count()} CPUs, n_gpu_layers {args.n_gpu_layers}, "
-          f"load average before {load0[0]:.2f}, "
-          f"after {load1[0]:.2f}")
+          f"best of {args.repeats}, {os.cpu_count()} CPUs, n_gpu_layers {args.n_gpu_layers}; "
+          f"{meter.describe()}")
     if 4 in rows:
         print(f"4 sequences: x{rows[4]['speedup']:.2f} the sequential throughput (target >= 2.5)")
     print(json.dumps({"model": be.info.name, "tokens": args.tokens, "repeats": args.repeats,
                       "cpus": os.cpu_count(), "n_gpu_layers": args.n_gpu_layers,
-                      "load_before": round(load0[0], 2), "load_after": round(load1[0], 2),
+                      "cpu_others": meter.share(),
                       "sizes": rows,
                       "speedup_4": rows.get(4, {}).get("speedup"), "target_4": 2.5}))
 

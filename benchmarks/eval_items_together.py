@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from workbench.config import parse_sets
+    from workbench.cpu_share import Meter
     from workbench.eval import metrics as M
     from workbench.eval.item_executor import make_backend
     from workbench.eval.runner import EvalRunner, EvalSpec
@@ -52,6 +52,7 @@ def main() -> None:
         EvalRunner.new(st, replace(spec, limit=1), backend=backend,
                        backend_spec=backend_spec).run()
         runs = {}
+        meter = Meter()
         for k in ks:
             r = EvalRunner.new(st, spec, backend=backend, backend_spec=backend_spec,
                                items_together=k)
@@ -67,7 +68,7 @@ def main() -> None:
         base = runs[1]
         out = {"model": getattr(backend.info, "name", "?"), "methods": spec.methods,
                "dataset": args.dataset, "split": args.split, "n_items": len(base["rows"]),
-               "load_avg_1m": os.getloadavg()[0],
+               "cpu_others": meter.share(),
                "one_by_one": {"s_per_item": round(base["wall_s"] / max(len(base["rows"]), 1), 3),
                               "accuracy": _mean(base["rows"], "correct"),
                               "token_f1": _mean(base["rows"], "f1")}}
@@ -90,6 +91,7 @@ def main() -> None:
                   f"{res['answers_differ']}/{len(rows)}, accuracy {res['accuracy']} vs "
                   f"{out['one_by_one']['accuracy']} (diff {res['accuracy_diff_ci95']}), "
                   f"token F1 {res['token_f1']} vs {out['one_by_one']['token_f1']}", flush=True)
+    print(meter.describe())
     print(json.dumps(out))
 
 

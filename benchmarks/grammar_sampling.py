@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import llama_cpp  # noqa: E402,F401  (before numpy: see batched_decode.py)
+from workbench.cpu_share import Meter  # noqa: E402
 from workbench.llm import grammar_sampler  # noqa: E402
 from workbench.llm.base import GenParams, GenRequest  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
@@ -99,7 +100,7 @@ def main() -> None:
     from llama_cpp import _internals
     timed(_internals.LlamaSampler, "full")
     timed(grammar_sampler.CandidateGrammarSampler, "candidates")
-    load0 = os.getloadavg()
+    meter = Meter()
     rows, totals = [], {"full": [0.0, 0], "candidates": [0.0, 0]}
     for name, r in reqs:
         best: dict[str, tuple[float, object]] = {}
@@ -140,7 +141,6 @@ def main() -> None:
         print(f"{len(reqs)} together (generate_many): whole vocabulary {secs['full']:.2f} s, "
               f"candidates first {secs['candidates']:.2f} s, x{batched['speedup']:.2f}, "
               f"same tokens {same}/{len(reqs)}")
-    load1 = os.getloadavg()
     full_ms = totals["full"][0] / max(totals["full"][1], 1)
     cand_ms = totals["candidates"][0] / max(totals["candidates"][1], 1)
     share = counts["full"] / max(counts["steps"], 1)
@@ -151,11 +151,11 @@ def main() -> None:
     print(f"picking a token (sampler only, no decode): {pick['full']:.2f} ms with the whole "
           f"vocabulary checked, {pick['candidates']:.2f} ms candidates first")
     print(f"model: {be.info.name} ({be.info.quantization}), {args.candidates} candidates, best "
-          f"of {args.repeats}, {os.cpu_count()} CPUs, n_gpu_layers {args.n_gpu_layers}, load "
-          f"average before {load0[0]:.2f}, after {load1[0]:.2f}")
+          f"of {args.repeats}, {os.cpu_count()} CPUs, n_gpu_layers {args.n_gpu_layers}; "
+          f"{meter.describe()}")
     print(json.dumps({"model": be.info.name, "candidates": args.candidates,
                       "cpus": os.cpu_count(), "n_gpu_layers": args.n_gpu_layers,
-                      "load_before": round(load0[0], 2), "load_after": round(load1[0], 2),
+                      "cpu_others": meter.share(),
                       "requests": rows, "batched": batched,
                       "full_ms_per_token": round(full_ms, 1),
                       "candidates_ms_per_token": round(cand_ms, 1),

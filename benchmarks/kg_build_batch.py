@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from workbench.cpu_share import Meter  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.knowledge.kg_build import extract_passage, extract_passages  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
@@ -45,7 +45,7 @@ def main() -> None:
     be = LlamaCppBackend(resolve(args.model), n_ctx=4096, n_threads=args.threads,
                          max_batch=args.batch)
     extract_passage(be, corpus[-1], max_tokens=8)      # warm up: pages in the weights
-    load0 = os.getloadavg()
+    meter = Meter()
     t0 = time.perf_counter()
     one = [extract_passage(be, p) for p in ps]
     t1 = time.perf_counter()
@@ -62,10 +62,11 @@ def main() -> None:
               f"{side['triples_per_passage']} triples/passage, {side['parse_failures']} parse "
               f"failures, {side['calls']} calls; whole corpus ~{hours:.1f} h")
     print(f"  ratio (together / one at a time): {ratio:.2f}x; "
-          f"load before {load0[0]:.2f}, after {os.getloadavg()[0]:.2f}")
+          f"{meter.describe()}")
     print(json.dumps({"benchmark": "kg_build_batch", "dataset": args.dataset,
                       "model": args.model, "passages": len(ps), "batch": args.batch,
-                      "one_at_a_time": seq, "together": bat, "ratio": round(ratio, 2)}))
+                      "one_at_a_time": seq, "together": bat, "ratio": round(ratio, 2),
+                      "cpu_others": meter.share()}))
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ batch_size 1 and N (see _batch_compare.py) and reports both.
 example one run with ``eval --reuse-calls``, which re-runs only what a change touched);
 with ``--split dev,test`` only on those splits' questions.
 Accuracy is then the eval's contains metric, and wall time is the mean over the runs that
-made every call themselves (``n_wall``): a run answered from stored calls did not time
-the model.
+made every call themselves while other work took at most 20% of the CPU (``n_wall``): a run
+answered from stored calls, or slowed by other work, did not time the model.
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from _paired import paired_differences  # noqa: E402
 from workbench.config import parse_sets  # noqa: E402
+from workbench.cpu_share import CONTENDED, Meter  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
 from workbench.eval.metrics import exact_match, token_f1  # noqa: E402
@@ -93,12 +94,13 @@ def main() -> None:
     # warm up: the model's first call is not charged to a method
     m, ctx = build_context("standard-rag", llm=be, dataset=args.dataset)
     run_to_end(m, ctx, qs[0].question)
+    meter = Meter()
     run_info = {"model": be.info.name, "dataset": ds.name, "split": args.split,
                 "questions": len(qs), "question_ids": [q.id for q in qs],
                 "cpu_cores": os.cpu_count(), "n_threads": args.threads}
     if args.batch_compare:
         out = batch_compare(args, be, qs, overrides, store)
-        print(json.dumps({**run_info, "load_avg_1m": os.getloadavg()[0], "batch_compare": out}))
+        print(json.dumps({**run_info, "cpu_others": meter.share(), "batch_compare": out}))
         return
 
     table = Table()
@@ -134,7 +136,8 @@ def main() -> None:
                       f"{'OK' if rows[-1].ok else '--'} calls={rows[-1].calls} {wall:.1f}s "
                       f"[{tr.status}]", flush=True)
         table.add(label, rows, retrieval_label(used))
-    print(json.dumps({**run_info, "load_avg_1m": os.getloadavg()[0],
+    print(meter.describe())
+    print(json.dumps({**run_info, "cpu_others": meter.share(),
                       "methods": table.finish()}))
 
 
@@ -206,9 +209,11 @@ def report_eval(eval_id: str, split: str | None = None) -> None:
     ev = get_eval(st, eval_id)
     items = st.query(
         "SELECT run_id, method, variant, question_id, llm_calls, prompt_tokens, "
-        "completion_tokens, wall_ms, contains, em, f1, refused, status FROM eval_items "
-        "WHERE eval_id = ? ORDER BY question_id", [eval_id])
-    reused = runs_with_reused_calls(st, eval_id)
+        "completion_tokens, wall_ms, contains, em, f1, refused, status, cpu_others "
+        "FROM eval_items WHERE eval_id = ? ORDER BY question_id", [eval_id])
+    # a run that reused calls, or ran while other work took the CPU, did not time the model
+    untimed = runs_with_reused_calls(st, eval_id) | {
+        it["run_id"] for it in items if (it["cpu_others"] or 0) > CONTENDED}
     model = ev["model_name"] or next(iter(st.query(   # an eval killed before its end
         "SELECT model_name FROM runs WHERE eval_id = ? LIMIT 1", [eval_id])), {}).get("model_name")
     by_series: dict[str, dict[str, dict]] = {}
@@ -225,7 +230,7 @@ def report_eval(eval_id: str, split: str | None = None) -> None:
     for label, got in by_series.items():
         table.add(label, [Row(q, it["llm_calls"] or 0,
                                (it["prompt_tokens"] or 0) + (it["completion_tokens"] or 0),
-                               None if it["run_id"] in reused else (it["wall_ms"] or 0) / 1000.0,
+                               None if it["run_id"] in untimed else (it["wall_ms"] or 0) / 1000.0,
                                it["contains"] or 0.0, it["em"] or 0.0, it["f1"] or 0.0,
                                bool(it["refused"]), it["status"] == "failed")
                            for q, it in sorted(got.items()) if q in shared], how[label])

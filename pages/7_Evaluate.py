@@ -269,6 +269,10 @@ with tab_results:
         _chart(C.group_bars(data["qtype"], mlabel, "type"), "ev_qtype", "qtype")
 
     st.subheader("Cost per question")
+    from workbench.cpu_share import note as _busy_note
+    busy = _busy_note(data["eff"])
+    if busy:
+        st.warning(busy)
     _chart(C.efficiency_bars(data["eff"]), "ev_eff")
 
     st.subheader("Calibration")

@@ -291,6 +291,29 @@ def test_an_eval_loads_the_retriever_before_its_first_timed_item(tmp_path, real_
         assert log == ["build bm25", "run", "run"]
     else:
         assert log == ["run", "build bm25", "run"]
+    # a real model's items record the CPU other work took meanwhile; scripted ones time nothing
+    shares = [x["cpu_others"] for x in st.query("SELECT cpu_others FROM eval_items")]
+    assert all(0.0 <= s <= 1.0 for s in shares) if real_model else shares == [None, None]
+
+
+def test_items_timed_beside_other_work_are_flagged(tmp_path, capsys):
+    from workbench.commands.eval import _print_summary
+    from workbench.cpu_share import note
+    from workbench.eval import queries as Q
+    st = Store(tmp_path / "s.duckdb")
+    r = EvalRunner.new(st, EvalSpec("toy", ["toy-rag"], judge="off", limit=3), backend=_backend(),
+                       dataset=_LoggedToyDataset([]), method_classes={"toy-rag": _logged_rag([])})
+    r.run()
+    assert note(Q.efficiency(st, r.eval_id)) == ""
+    keys = [x["item_key"] for x in st.query("SELECT item_key FROM eval_items ORDER BY 1")]
+    for k, share in zip(keys, (0.05, 0.45, None)):
+        st.execute("UPDATE eval_items SET cpu_others = ? WHERE item_key = ?", [share, k])
+    eff = Q.efficiency(st, r.eval_id)[0]
+    assert (eff["cpu_measured"], eff["cpu_contended"]) == (2, 1)
+    line = note([eff])
+    assert "toy-rag: 1 of 2" in line and "more than 20% of the CPU" in line
+    _print_summary(st, r.eval_id)
+    assert line in capsys.readouterr().out
 
 
 def test_warm_context_loads_what_the_config_names_and_reports_a_failure():

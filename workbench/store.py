@@ -23,7 +23,7 @@ import duckdb
 from . import settings as settings_mod
 from .trace import Event, Trace
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -90,6 +90,11 @@ _MIGRATIONS: dict[int, list[str]] = {
         """CREATE TABLE IF NOT EXISTS triage_labels (
             run_id VARCHAR PRIMARY KEY, failure_class VARCHAR, break_node VARCHAR,
             author VARCHAR, note VARCHAR, created_at DOUBLE)""",
+    ],
+    5: [
+        # v5: the share of the CPU other work took while an item ran (workbench/cpu_share.py),
+        # so wall times measured beside other work are flagged
+        "ALTER TABLE eval_items ADD COLUMN IF NOT EXISTS cpu_others DOUBLE",
     ],
 }
 

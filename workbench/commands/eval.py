@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+from .. import cpu_share
 from ..config import parse_sets
 from ..llm.replay import reuse_note
 from ..store import Store
@@ -195,7 +196,8 @@ def _print_summary(st: Store, eval_id: str) -> None:
     for m in ("em", "f1", "contains", "acc_lm", "crag_score"):
         for r in Q.summary(st, eval_id, m):
             extra.setdefault((r["method"], r["variant"]), {})[m] = r["mean"]
-    eff = {(r["method"], r["variant"]): r for r in Q.efficiency(st, eval_id)}
+    eff_rows = Q.efficiency(st, eval_id)
+    eff = {(r["method"], r["variant"]): r for r in eff_rows}
     w = min(60, max([len(r["series"]) for r in rows.values()] + [6]))
     print(f"\n{'method':{w}s} {'n':>5s} {'correct [95% CI]':>22s} {'EM':>6s} {'F1':>6s} "
           f"{'cont.':>6s} {'AccLM':>6s} {'CRAG':>6s} {'calls':>6s} {'tokens':>7s} {'ms/q':>8s}")
@@ -208,6 +210,9 @@ def _print_summary(st: Store, eval_id: str) -> None:
         print(f"{r['series'][:w]:{w}s} {r['n_items']:5d} {ci:>22s} {f(x.get('em'))} {f(x.get('f1'))} "
               f"{f(x.get('contains'))} {f(x.get('acc_lm'))} {f(x.get('crag_score'))} "
               f"{e.get('llm_calls') or 0:6.1f} {e.get('tokens') or 0:7.0f} {e.get('wall_ms') or 0:8.0f}")
+    busy = cpu_share.note(eff_rows)
+    if busy:
+        print(busy)
     pairs = Q.paired(st, eval_id, "correct")
     if pairs:
         print("\npaired on shared questions (correct): a - b [95% bootstrap CI], McNemar p")

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 from typing import Any, Callable, Iterable
 
 from .. import config as cfgmod
+from .. import cpu_share
 from .. import trace as T
 from ..llm.base import LLMError, ModelInfo
 from . import knobs as K
@@ -201,6 +202,7 @@ class ItemExecutor:
                                      question_id=q["id"])
         rec = RecordingStore()
         tr = T.Trace()
+        cpu0 = cpu_share.sample() if self.warm_up else None
         t0 = time.perf_counter()
         for _ in execute(method, ctx, q["question"], store=rec, question_id=q["id"],
                          eval_id=self.setup.eval_id, trace_out=tr):
@@ -208,13 +210,15 @@ class ItemExecutor:
         if tr.status == "interrupted":
             raise KeyboardInterrupt
         run_ms = (time.perf_counter() - t0) * 1000.0
-        row = self.score(item, tr, run_ms)
+        cpu_others = cpu_share.others_share(cpu0, cpu_share.sample()) if cpu0 is not None else None
+        row = self.score(item, tr, run_ms, cpu_others)
         self._trim()
         return ItemResult(item.key, rec.ops, row)
 
-    def score(self, item: Item, tr: T.Trace, run_ms: float) -> dict[str, Any]:
+    def score(self, item: Item, tr: T.Trace, run_ms: float,
+              cpu_others: float | None = None) -> dict[str, Any]:
         return score_item(self.setup, item, tr, run_ms, self.judge,
-                          getattr(self.backend.info, "sha256", ""))
+                          getattr(self.backend.info, "sha256", ""), cpu_others)
 
     def _trim(self) -> None:
         """Keep long evals flat in memory: the scripted backend logs every call, and the
@@ -228,7 +232,7 @@ class ItemExecutor:
 
 
 def score_item(setup: WorkerSetup, item: Item, tr: T.Trace, run_ms: float, judge: Any,
-               model_sha256: str) -> dict[str, Any]:
+               model_sha256: str, cpu_others: float | None = None) -> dict[str, Any]:
     """The ``eval_items`` row of one run (plus ``_metrics`` for ``runs.metrics``)."""
     # triage.classify imports eval.metrics, whose package imports this module
     from ..triage.store import eval_metrics as eval_triage
@@ -266,6 +270,7 @@ def score_item(setup: WorkerSetup, item: Item, tr: T.Trace, run_ms: float, judge
         "completion_tokens": totals["completion_tokens"], "wall_ms": round(run_ms, 3),
         "judge": s.judge, "judge_ms": round(s.judge_ms, 3),
         "structure": json.dumps(struct) if struct else None, "created_at": time.time(),
+        "cpu_others": cpu_others,
         # not columns: go to runs.metrics
         "_metrics": {**{k: getattr(s, k) for k in (
             "em", "f1", "contains", "rouge_l", "rouge_f1", "hits1", "acc_lm", "fever",

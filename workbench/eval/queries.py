@@ -13,6 +13,7 @@ import re
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
+from .. import cpu_share
 from ..trace import retrieval_confound, retrieval_label
 
 Z95 = 1.959963984540054
@@ -160,7 +161,8 @@ def efficiency(store: Any, eval_ids: str | Sequence[str]) -> list[dict[str, Any]
                avg(prompt_tokens + completion_tokens) AS tokens,
                avg(wall_ms) AS wall_ms, quantile_cont(wall_ms, 0.5) AS wall_ms_p50,
                quantile_cont(wall_ms, 0.9) AS wall_ms_p90, sum(wall_ms) / 1000.0 AS total_s,
-               avg(judge_ms) AS judge_ms
+               avg(judge_ms) AS judge_ms, count(cpu_others) AS cpu_measured,
+               count(*) FILTER (WHERE cpu_others > {cpu_share.CONTENDED}) AS cpu_contended
         FROM eval_items WHERE {where}
         GROUP BY method, variant ORDER BY method, variant""", args)
     return series(rows)
