@@ -122,10 +122,11 @@ class CandidateGrammarSampler:
         # the whole vocabulary, as llama.cpp's chain does it
         self.full_checks += 1
         self._apply(self._grammar, np.arange(self.n_vocab, dtype=np.int32), logits, False)
+        if not np.isfinite(self._data["logit"]).any():
+            # llama.cpp would take a forbidden token and abort the process on accepting it
+            raise GrammarError("The grammar allows no token here: the output cannot continue "
+                               "under this JSON schema or grammar; check that it can end.")
         self._lc.llama_sampler_apply(self._chain.sampler, ctypes.byref(self._array))
-        if self._array.selected < 0:
-            raise GrammarError("The grammar allows no token here: the model's output cannot "
-                               "continue under this JSON schema or grammar.")
         return int(self._data["id"][self._array.selected])
 
     def _top_p_settled(self, allowed: np.ndarray, n_unseen: int, below: float) -> bool:
