@@ -16,8 +16,9 @@ batch_size 1 and N (see _batch_compare.py) and reports both.
 example one run with ``eval --reuse-calls``, which re-runs only what a change touched);
 with ``--split dev,test`` only on those splits' questions.
 Accuracy is then the eval's contains metric, and wall time is the mean over the runs that
-made every call themselves while other work took at most 20% of the CPU (``n_wall``): a run
-answered from stored calls, or slowed by other work, did not time the model.
+made every call themselves, one at a time, while other work took at most 20% of the CPU
+(``n_wall``): a run answered from stored calls, or slowed by other work or other items, did
+not time the method alone.
 """
 from __future__ import annotations
 
@@ -209,11 +210,13 @@ def report_eval(eval_id: str, split: str | None = None) -> None:
     ev = get_eval(st, eval_id)
     items = st.query(
         "SELECT run_id, method, variant, question_id, llm_calls, prompt_tokens, "
-        "completion_tokens, wall_ms, contains, em, f1, refused, status, cpu_others "
-        "FROM eval_items WHERE eval_id = ? ORDER BY question_id", [eval_id])
-    # a run that reused calls, or ran while other work took the CPU, did not time the model
+        "completion_tokens, wall_ms, contains, em, f1, refused, status, cpu_others, "
+        "items_at_once FROM eval_items WHERE eval_id = ? ORDER BY question_id", [eval_id])
+    # a run that reused calls, or shared the CPU with other work or other items, did not
+    # time the method alone
     untimed = runs_with_reused_calls(st, eval_id) | {
-        it["run_id"] for it in items if (it["cpu_others"] or 0) > CONTENDED}
+        it["run_id"] for it in items
+        if (it["cpu_others"] or 0) > CONTENDED or (it["items_at_once"] or 1) > 1}
     model = ev["model_name"] or next(iter(st.query(   # an eval killed before its end
         "SELECT model_name FROM runs WHERE eval_id = ? LIMIT 1", [eval_id])), {}).get("model_name")
     by_series: dict[str, dict[str, dict]] = {}

@@ -269,10 +269,8 @@ with tab_results:
         _chart(C.group_bars(data["qtype"], mlabel, "type"), "ev_qtype", "qtype")
 
     st.subheader("Cost per question")
-    from workbench.cpu_share import note as _busy_note
-    busy = _busy_note(data["eff"])
-    if busy:
-        st.warning(busy)
+    for line in Q.timing_notes(data["eff"]):
+        st.warning(line)
     _chart(C.efficiency_bars(data["eff"]), "ev_eff")
 
     st.subheader("Calibration")

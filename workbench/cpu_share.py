@@ -77,17 +77,6 @@ def others_share(before: CpuSample | None, after: CpuSample | None) -> float | N
     return round(min(max(others / (after.total - before.total), 0.0), 1.0), 3)
 
 
-def note(rows: list[dict]) -> str:
-    """One line for an eval's efficiency rows (``eval.queries.efficiency``), naming each
-    series with items that ran beside other work; '' when none did."""
-    hit = [r for r in rows if r.get("cpu_contended")]
-    if not hit:
-        return ""
-    each = ", ".join(f"{r['series']}: {r['cpu_contended']} of {r['cpu_measured']}" for r in hit)
-    return (f"Items that ran while other work took more than {CONTENDED:.0%} of the CPU "
-            f"({each}): their wall times overstate the method's cost.")
-
-
 class Meter:
     """Other work's share of the CPU since the meter was made (for a benchmark's whole run)."""
 

@@ -92,9 +92,11 @@ _MIGRATIONS: dict[int, list[str]] = {
             author VARCHAR, note VARCHAR, created_at DOUBLE)""",
     ],
     5: [
-        # v5: the share of the CPU other work took while an item ran (workbench/cpu_share.py),
-        # so wall times measured beside other work are flagged
+        # v5: the share of the CPU other work took while an item ran (workbench/cpu_share.py)
+        # and how many items its process ran at once, so wall times measured beside other
+        # work are flagged
         "ALTER TABLE eval_items ADD COLUMN IF NOT EXISTS cpu_others DOUBLE",
+        "ALTER TABLE eval_items ADD COLUMN IF NOT EXISTS items_at_once INTEGER",
     ],
 }
 

@@ -6,7 +6,6 @@ import json
 import sys
 from typing import Any
 
-from .. import cpu_share
 from ..config import parse_sets
 from ..llm.replay import reuse_note
 from ..store import Store
@@ -210,9 +209,8 @@ def _print_summary(st: Store, eval_id: str) -> None:
         print(f"{r['series'][:w]:{w}s} {r['n_items']:5d} {ci:>22s} {f(x.get('em'))} {f(x.get('f1'))} "
               f"{f(x.get('contains'))} {f(x.get('acc_lm'))} {f(x.get('crag_score'))} "
               f"{e.get('llm_calls') or 0:6.1f} {e.get('tokens') or 0:7.0f} {e.get('wall_ms') or 0:8.0f}")
-    busy = cpu_share.note(eff_rows)
-    if busy:
-        print(busy)
+    for line in Q.timing_notes(eff_rows):
+        print(line)
     pairs = Q.paired(st, eval_id, "correct")
     if pairs:
         print("\npaired on shared questions (correct): a - b [95% bootstrap CI], McNemar p")

@@ -61,6 +61,9 @@ class WorkerSetup:
     scoring: dict[str, Any] = field(default_factory=dict)
     factories: dict[str, str] = field(default_factory=dict)   # "context"/"dataset"/"methods" -> "module:func"
     replay: dict[str, Any] | None = None   # {"source", "calls", "model_sha256"}: llm/replay.py
+    # items this process runs at once (threads of --workers and --items-together): above 1,
+    # an item's wall time is its latency while others shared the model and the cores
+    items_at_once: int = 1
 
 
 def _import(path: str) -> Any:
@@ -270,7 +273,7 @@ def score_item(setup: WorkerSetup, item: Item, tr: T.Trace, run_ms: float, judge
         "completion_tokens": totals["completion_tokens"], "wall_ms": round(run_ms, 3),
         "judge": s.judge, "judge_ms": round(s.judge_ms, 3),
         "structure": json.dumps(struct) if struct else None, "created_at": time.time(),
-        "cpu_others": cpu_others,
+        "cpu_others": cpu_others, "items_at_once": setup.items_at_once,
         # not columns: go to runs.metrics
         "_metrics": {**{k: getattr(s, k) for k in (
             "em", "f1", "contains", "rouge_l", "rouge_f1", "hits1", "acc_lm", "fever",

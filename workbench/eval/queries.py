@@ -162,10 +162,30 @@ def efficiency(store: Any, eval_ids: str | Sequence[str]) -> list[dict[str, Any]
                avg(wall_ms) AS wall_ms, quantile_cont(wall_ms, 0.5) AS wall_ms_p50,
                quantile_cont(wall_ms, 0.9) AS wall_ms_p90, sum(wall_ms) / 1000.0 AS total_s,
                avg(judge_ms) AS judge_ms, count(cpu_others) AS cpu_measured,
-               count(*) FILTER (WHERE cpu_others > {cpu_share.CONTENDED}) AS cpu_contended
+               count(*) FILTER (WHERE cpu_others > {cpu_share.CONTENDED}) AS cpu_contended,
+               max(items_at_once) AS items_at_once
         FROM eval_items WHERE {where}
         GROUP BY method, variant ORDER BY method, variant""", args)
     return series(rows)
+
+
+def timing_notes(eff_rows: list[dict[str, Any]]) -> list[str]:
+    """Lines naming the series of :func:`efficiency` rows whose wall times overstate what
+    the method costs alone (none when every item ran alone)."""
+    out = []
+    busy = [r for r in eff_rows if r.get("cpu_contended")]
+    if busy:
+        each = ", ".join(f"{r['series']}: {r['cpu_contended']} of {r['cpu_measured']}"
+                         for r in busy)
+        out.append(f"Items that ran while other work took more than {cpu_share.CONTENDED:.0%} "
+                   f"of the CPU ({each}): their wall times overstate the method's cost.")
+    shared = [r for r in eff_rows if (r.get("items_at_once") or 1) > 1]
+    if shared:
+        each = ", ".join(f"{r['series']}: {r['items_at_once']}" for r in shared)
+        out.append(f"Items run several at once ({each}): each wall time is an item's latency "
+                   f"while the others shared the model and the cores, not the method's cost "
+                   f"alone.")
+    return out
 
 
 def calibration(store: Any, eval_ids: str | Sequence[str], bins: int = 10,

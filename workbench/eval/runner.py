@@ -267,7 +267,8 @@ class EvalRunner:
             judge=self.spec.judge,
             scoring={"primary": self.spec.primary, "tau_f1": self.spec.tau_f1,
                      "crag_mode": self.spec.crag_mode, "crag_profile": self.spec.crag_profile},
-            factories=self.factories, replay=self._replay)
+            factories=self.factories, replay=self._replay,
+            items_at_once=self.workers * self.items_together if self._mode() == "threads" else 1)
 
     def _mode(self) -> str:
         return "ray" if self.executor == "ray" else \

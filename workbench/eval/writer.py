@@ -17,7 +17,7 @@ ITEM_COLUMNS = ("eval_id", "item_key", "run_id", "question_id", "method", "varia
                 "crag_points", "crag_decided_by", "confidence", "hops", "qtype", "domain",
                 "question_type", "static_or_dynamic", "llm_calls", "prompt_tokens",
                 "completion_tokens", "wall_ms", "judge", "judge_ms", "structure", "created_at",
-                "cpu_others")
+                "cpu_others", "items_at_once")
 
 # Arrow types of the rows the writer inserts (DuckDB casts VARCHAR to JSON on insert).
 class ResultWriter:
