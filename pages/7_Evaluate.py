@@ -270,7 +270,7 @@ with tab_results:
 
     st.subheader("Cost per question")
     for line in Q.timing_notes(data["eff"]):
-        st.warning(line)
+        st.warning(md_escape(line))
     _chart(C.efficiency_bars(data["eff"]), "ev_eff")
 
     st.subheader("Calibration")

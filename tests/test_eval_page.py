@@ -74,6 +74,28 @@ def test_page_warns_when_a_pair_searched_with_different_retrievers():
     assert md_escape("toy-rag [retriever=dense] (dense)") in mixed
 
 
+def test_page_warns_when_wall_times_were_taken_beside_other_work():
+    st = Store()
+    r = EvalRunner.new(st, EvalSpec("toy", ["toy-rag"], judge="off",
+                                    grid={"toy-rag.retriever": ["bm25", "dense"]}),
+                       backend=ScriptedBackend.from_table(answer_rules(), default="grey"),
+                       dataset=ToyDataset(), method_classes=toy_methods())
+    r.run()
+    at = _apptest()
+    at.run()
+    assert not [w for w in at.warning if "wall times" in w.value]
+    # one item measured while other work took 60% of the CPU
+    st.execute("UPDATE eval_items SET cpu_others = 0.6 WHERE item_key = (SELECT min(item_key) "
+               "FROM eval_items WHERE variant LIKE '%dense%')")
+    st.execute("UPDATE eval_items SET cpu_others = 0.01 WHERE cpu_others IS NULL")
+    at = _apptest()
+    at.run()
+    assert not at.exception, at.exception
+    (busy,) = [w.value for w in at.warning if "wall times overstate" in w.value]
+    assert md_escape("toy-rag [retriever=dense]: 1 of") in busy
+    assert "bm25" not in busy
+
+
 def _toy_folder(home: Path) -> Path:
     d = home.parent / "toyfolder"
     d.mkdir(exist_ok=True)
