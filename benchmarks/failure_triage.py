@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from workbench.config import parse_sets  # noqa: E402
+from workbench.eval import queries as Q  # noqa: E402
 from workbench.eval.runner import EvalInterrupted, EvalRunner, EvalSpec  # noqa: E402
 from workbench.store import Store  # noqa: E402
 from workbench.triage import CLASSES  # noqa: E402
@@ -39,7 +40,6 @@ METHODS = "standard-rag,ircot,crp-rag,par-rag"
 
 
 def figures(st: Store, eval_id: str) -> dict:
-    from workbench.eval import queries as Q
     summ = TS.summary(st, eval_id)
     dist = TS.distribution(summ["classes"])
     acc = {r["series"]: r for r in Q.summary(st, eval_id, "correct")}
@@ -119,7 +119,8 @@ def main() -> int:
     fig = figures(st, eval_id)
     print(f"eval {eval_id}: dataset {row['dataset']}, model {row['model_name']}, "
           f"{row['n_questions']} questions")
-    print("\n".join(report.lines(fig["summary"]) + answer_trail.lines(fig["trail"])))
+    print("\n".join(report.lines(fig["summary"]) + answer_trail.lines(fig["trail"])
+                     + Q.timing_notes(Q.efficiency(st, eval_id))))
     print(json.dumps({"eval_id": eval_id, "dataset": row["dataset"], "model": row["model_name"],
                       "n_questions": row["n_questions"], "seconds": round(time.perf_counter() - t0, 1),
                       "methods": fig["methods"]}, default=str))

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _paired import paired_differences  # noqa: E402
 from workbench.config import parse_sets  # noqa: E402
+from workbench.cpu_share import Meter  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
@@ -97,12 +98,14 @@ def main() -> None:
     be = LlamaCppBackend(resolve(args.model), n_ctx=args.n_ctx)
     load_s = time.perf_counter() - t0
     sets = parse_sets(args.set)
+    meter = Meter()
     figures: dict = {"model": args.model, "split": args.split, "n_questions": len(questions),
                      "question_ids": [q.id for q in questions], "model_load_s": round(load_s, 2)}
     labels = [m.strip() for m in args.methods.split(",") if m.strip()]
     if args.batch_compare:
         figures["batch_compare"] = batch_compare(args, be, questions, labels, sets)
-        print(json.dumps(figures))
+        print(meter.describe())
+        print(json.dumps({**figures, "cpu_others": meter.share()}))
         return
     per_q: dict[str, dict[str, list[float]]] = {}
     for label in labels:
@@ -179,7 +182,8 @@ def main() -> None:
                         "token_f1": [r["f1"] for r in rows]}
         print(f"{label}: {json.dumps(fig)}", flush=True)
     paired_differences(figures, per_q)
-    print(json.dumps(figures))
+    print(meter.describe())
+    print(json.dumps({**figures, "cpu_others": meter.share()}))
 
 
 def overrides_of(label: str, sets: dict[str, str], paper_coggrag: bool) -> tuple[str, dict]:
