@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # Before numpy: with a CUDA 13 build on an H200 machine (numpy 2.5.2) the model load
 # crashed whenever numpy was loaded first (see README, "GPU").
 import llama_cpp  # noqa: E402,F401
-from workbench.cpu_share import Meter  # noqa: E402
+from workbench.cpu_share import Meter, describe  # noqa: E402
 from workbench.llm.base import GenParams, GenRequest  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
@@ -94,14 +94,15 @@ def main() -> None:
               f"{r['batch_s']} s)   x{r['speedup']:.2f}   identical {same}/{n}   overlapped "
               f"{r['overlap_tok_s']:6.1f} tok/s x{r['overlap_speedup']:.2f} "
               f"(same output: {r['overlap_same']})", flush=True)
+    cpu_others = meter.share()
     print(f"model: {be.info.name} ({be.info.quantization}), {args.tokens} tokens per sequence, "
           f"best of {args.repeats}, {os.cpu_count()} CPUs, n_gpu_layers {args.n_gpu_layers}; "
-          f"{meter.describe()}")
+          f"{describe(cpu_others)}")
     if 4 in rows:
         print(f"4 sequences: x{rows[4]['speedup']:.2f} the sequential throughput (target >= 2.5)")
     print(json.dumps({"model": be.info.name, "tokens": args.tokens, "repeats": args.repeats,
                       "cpus": os.cpu_count(), "n_gpu_layers": args.n_gpu_layers,
-                      "cpu_others": meter.share(),
+                      "cpu_others": cpu_others,
                       "sizes": rows,
                       "speedup_4": rows.get(4, {}).get("speedup"), "target_4": 2.5}))
 

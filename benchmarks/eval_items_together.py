@@ -33,7 +33,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from workbench.config import parse_sets
-    from workbench.cpu_share import Meter
+    from workbench.cpu_share import Meter, describe
     from workbench.eval import metrics as M
     from workbench.eval.item_executor import make_backend
     from workbench.eval.runner import EvalRunner, EvalSpec
@@ -91,7 +91,7 @@ def main() -> None:
                   f"{res['answers_differ']}/{len(rows)}, accuracy {res['accuracy']} vs "
                   f"{out['one_by_one']['accuracy']} (diff {res['accuracy_diff_ci95']}), "
                   f"token F1 {res['token_f1']} vs {out['one_by_one']['token_f1']}", flush=True)
-    print(meter.describe())
+    print(describe(out["cpu_others"]))
     print(json.dumps(out))
 
 

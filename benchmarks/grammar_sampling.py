@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import llama_cpp  # noqa: E402,F401  (before numpy: see batched_decode.py)
-from workbench.cpu_share import Meter  # noqa: E402
+from workbench.cpu_share import Meter, describe  # noqa: E402
 from workbench.llm import grammar_sampler  # noqa: E402
 from workbench.llm.base import GenParams, GenRequest  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
@@ -150,12 +150,13 @@ def main() -> None:
     pick = {m: 1000.0 * t / max(n, 1) for m, (t, n) in picking.items()}
     print(f"picking a token (sampler only, no decode): {pick['full']:.2f} ms with the whole "
           f"vocabulary checked, {pick['candidates']:.2f} ms candidates first")
+    cpu_others = meter.share()
     print(f"model: {be.info.name} ({be.info.quantization}), {args.candidates} candidates, best "
           f"of {args.repeats}, {os.cpu_count()} CPUs, n_gpu_layers {args.n_gpu_layers}; "
-          f"{meter.describe()}")
+          f"{describe(cpu_others)}")
     print(json.dumps({"model": be.info.name, "candidates": args.candidates,
                       "cpus": os.cpu_count(), "n_gpu_layers": args.n_gpu_layers,
-                      "cpu_others": meter.share(),
+                      "cpu_others": cpu_others,
                       "requests": rows, "batched": batched,
                       "full_ms_per_token": round(full_ms, 1),
                       "candidates_ms_per_token": round(cand_ms, 1),

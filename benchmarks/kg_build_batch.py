@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.cpu_share import Meter  # noqa: E402
+from workbench.cpu_share import Meter, describe  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.knowledge.kg_build import extract_passage, extract_passages  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
@@ -54,6 +54,7 @@ def main() -> None:
     t2 = time.perf_counter()
     seq, bat = _side(one, t1 - t0), _side(together, t2 - t1)
     ratio = bat["passages_per_s"] / seq["passages_per_s"]
+    cpu_others = meter.share()
     print(f"{args.dataset}: {len(ps)} passages (of {len(corpus)}), model {args.model}, "
           f"batch {args.batch}")
     for name, side in (("one at a time", seq), (f"{args.batch} together", bat)):
@@ -62,11 +63,11 @@ def main() -> None:
               f"{side['triples_per_passage']} triples/passage, {side['parse_failures']} parse "
               f"failures, {side['calls']} calls; whole corpus ~{hours:.1f} h")
     print(f"  ratio (together / one at a time): {ratio:.2f}x; "
-          f"{meter.describe()}")
+          f"{describe(cpu_others)}")
     print(json.dumps({"benchmark": "kg_build_batch", "dataset": args.dataset,
                       "model": args.model, "passages": len(ps), "batch": args.batch,
                       "one_at_a_time": seq, "together": bat, "ratio": round(ratio, 2),
-                      "cpu_others": meter.share()}))
+                      "cpu_others": cpu_others}))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _paired import paired_differences  # noqa: E402
 from workbench.config import parse_sets  # noqa: E402
-from workbench.cpu_share import Meter  # noqa: E402
+from workbench.cpu_share import Meter, describe  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
@@ -104,8 +104,9 @@ def main() -> None:
     labels = [m.strip() for m in args.methods.split(",") if m.strip()]
     if args.batch_compare:
         figures["batch_compare"] = batch_compare(args, be, questions, labels, sets)
-        print(meter.describe())
-        print(json.dumps({**figures, "cpu_others": meter.share()}))
+        figures["cpu_others"] = meter.share()
+        print(describe(figures["cpu_others"]))
+        print(json.dumps(figures))
         return
     per_q: dict[str, dict[str, list[float]]] = {}
     for label in labels:
@@ -182,8 +183,9 @@ def main() -> None:
                         "token_f1": [r["f1"] for r in rows]}
         print(f"{label}: {json.dumps(fig)}", flush=True)
     paired_differences(figures, per_q)
-    print(meter.describe())
-    print(json.dumps({**figures, "cpu_others": meter.share()}))
+    figures["cpu_others"] = meter.share()
+    print(describe(figures["cpu_others"]))
+    print(json.dumps(figures))
 
 
 def overrides_of(label: str, sets: dict[str, str], paper_coggrag: bool) -> tuple[str, dict]:

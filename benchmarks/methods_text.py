@@ -36,7 +36,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from _paired import paired_differences  # noqa: E402
 from workbench.config import parse_sets  # noqa: E402
-from workbench.cpu_share import CONTENDED, Meter  # noqa: E402
+from workbench.cpu_share import CONTENDED, Meter, describe  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
 from workbench.eval.metrics import exact_match, token_f1  # noqa: E402
@@ -137,8 +137,9 @@ def main() -> None:
                       f"{'OK' if rows[-1].ok else '--'} calls={rows[-1].calls} {wall:.1f}s "
                       f"[{tr.status}]", flush=True)
         table.add(label, rows, retrieval_label(used))
-    print(meter.describe())
-    print(json.dumps({**run_info, "cpu_others": meter.share(),
+    cpu_others = meter.share()
+    print(describe(cpu_others))
+    print(json.dumps({**run_info, "cpu_others": cpu_others,
                       "methods": table.finish()}))
 
 

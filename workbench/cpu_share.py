@@ -86,10 +86,11 @@ class Meter:
     def share(self) -> float | None:
         return others_share(self.start, sample())
 
-    def describe(self) -> str:
-        s = self.share()
-        if s is None:
-            return "CPU taken by other work: unknown (no /proc/stat)"
-        warn = (": the timings overstate the cost, run again on a quiet machine"
-                if s > CONTENDED else "")
-        return f"CPU taken by other work meanwhile: {s:.0%}{warn}"
+
+def describe(share: float | None) -> str:
+    """A benchmark's line for a :class:`Meter` reading."""
+    if share is None:
+        return "CPU taken by other work: unknown (no /proc/stat)"
+    warn = (": the timings overstate the cost, run again on a quiet machine"
+            if share > CONTENDED else "")
+    return f"CPU taken by other work meanwhile: {share:.0%}{warn}"

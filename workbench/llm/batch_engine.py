@@ -82,6 +82,12 @@ def logsoftmax_stats(logits: np.ndarray, tok: int) -> tuple[float, float]:
     return lp, ent
 
 
+def logits_row(ctx: Any, idx: int, n_vocab: int) -> np.ndarray:
+    """Row ``idx`` of a llama.cpp context's logits (-1: the last), without a copy."""
+    import llama_cpp
+    return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, idx), shape=(n_vocab,))
+
+
 def shared_prefix(token_lists: Sequence[Sequence[int]], keep: Sequence[int] | None = None) -> int:
     """Length of the common prefix of all lists, leaving each list at least ``keep[i]``
     (default 1) tokens past it: those produce the logits the sequence needs."""
@@ -248,8 +254,7 @@ class BatchEngine:
             raise failed[0]
 
     def _row(self, idx: int) -> np.ndarray:
-        ptr = self._lc.llama_get_logits_ith(self._ctx, idx)
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+        return logits_row(self._ctx, idx, self.n_vocab)
 
     def _load_prefix(self, prefix: list[int]) -> int:
         """Make sequence 0 hold exactly ``prefix``; returns how many tokens were cached."""

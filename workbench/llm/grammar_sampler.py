@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .base import GrammarError
+from .batch_engine import logits_row
 
 # Candidates checked before the whole vocabulary: enough to hold top-k's 40 allowed tokens
 # inside a JSON string, where nearly every token is allowed (benchmarks/grammar_sampling.py)
@@ -149,10 +150,8 @@ class CandidateGrammarSampler:
 
     def sample(self, ctx: Any, idx: int = -1) -> int:
         """Pick the next token from row ``idx`` of ``ctx``'s logits and advance the grammar."""
-        ptr = self._lc.llama_get_logits_ith(ctx.ctx, idx)
-        logits = np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
         self.steps += 1
-        tok = self._pick(logits)
+        tok = self._pick(logits_row(ctx.ctx, idx, self.n_vocab))
         self._lc.llama_sampler_accept(self._grammar, tok)
         self._chain.accept(tok)
         return tok

@@ -26,7 +26,8 @@ from . import batching
 from .base import (Completion, ContextOverflowError, GenParams, GenRequest, GrammarError,
                    LLMError, Message, ModelFileError, ModelInfo, ScoredText, ScoreRequest, Token,
                    messages_to_plain)
-from .batch_engine import BatchEngine, SeqSpec, cells_needed, enable_sequences, plan_groups
+from .batch_engine import (BatchEngine, SeqSpec, cells_needed, enable_sequences, logits_row,
+                           plan_groups)
 from .batch_engine import logsoftmax_stats as _logsoftmax_stats
 from .gguf import read_header
 from .grammar_sampler import DEFAULT_CANDIDATES, CandidateGrammarSampler
@@ -163,8 +164,7 @@ class LlamaCppBackend:
                                        seed=seed, n_candidates=self.grammar_candidates)
 
     def _logits(self) -> np.ndarray:
-        ptr = self._llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, -1)
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+        return logits_row(self.llm._ctx.ctx, -1, self.n_vocab)
 
     def _piece(self, tok: int) -> bytes:
         return self.llm.detokenize([tok], special=False)
