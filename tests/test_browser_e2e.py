@@ -140,7 +140,24 @@ def _pick(page, label: str, text: str) -> None:
     box.locator("input").click()
     page.keyboard.type(text)
     page.keyboard.press("Enter")
-    time.sleep(0.8)
+    _settled(page)
+
+
+def _settled(page, quiet: float = 0.5, timeout: float = 30.0) -> None:
+    """Wait until the app has not been running a script for ``quiet`` s.
+
+    A click sent while a rerun is under way waits behind it, so a Run pressed just after
+    a pick would time the pick's rerun as well as the run's first node.
+    """
+    running = page.locator("[data-testid=stStatusWidgetRunningIcon]")
+    deadline = time.time() + timeout
+    calm_since = time.time()
+    while time.time() < deadline:
+        if running.count():
+            calm_since = time.time()
+        elif time.time() - calm_since >= quiet:
+            return
+        page.wait_for_timeout(50)
 
 
 def _open_tab(page, name: str, timeout: float = 20.0) -> None:
@@ -205,7 +222,6 @@ def test_demo_question_with_default_model(browser, tmp_path):
         _pick(page, "Method", method)
         t0 = time.perf_counter()
         page.get_by_role("button", name="Run", exact=True).click()
-        _graph_frame(page, 60)
         first, frames = None, 0
         deadline = time.time() + 60
         while time.time() < deadline:
