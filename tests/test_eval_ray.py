@@ -98,6 +98,8 @@ def test_ray_eval_survives_a_killed_worker_scripted_and_smollm2(cluster, tmp_pat
     rows = st.query("SELECT * FROM eval_items ORDER BY eval_id = ?, question_id", [r2.eval_id])
     assert len(rows) == 8 and len({r["item_key"] for r in rows}) == 8
     _check_scripted([r for r in rows if r["eval_id"] == r1.eval_id])
+    # both actors run on this machine: their items say they ran beside each other
+    assert max(r["items_at_once"] for r in rows if r["eval_id"] == r1.eval_id) == 2
     real = [r for r in rows if r["eval_id"] == r2.eval_id]
     runs = {x["run_id"]: x for x in st.query("SELECT * FROM runs WHERE eval_id = ?", [r2.eval_id])}
     assert len(runs) == 2

@@ -182,8 +182,8 @@ def timing_notes(eff_rows: list[dict[str, Any]]) -> list[str]:
     shared = [r for r in eff_rows if (r.get("items_at_once") or 1) > 1]
     if shared:
         each = ", ".join(f"{r['series']}: {r['items_at_once']}" for r in shared)
-        out.append(f"Items run several at once ({each}): each wall time is an item's latency "
-                   f"while the others shared the model and the cores, not the method's cost "
+        out.append(f"Items run several at once on one machine ({each}): each wall time is an "
+                   f"item's latency while the others shared its cores, not the method's cost "
                    f"alone.")
     return out
 

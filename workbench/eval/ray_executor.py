@@ -206,6 +206,14 @@ def run_ray(runner: "EvalRunner", items: Iterator[Item], on_result: Callable[[It
             return again.popleft()
         return (peeked.pop(), 0) if has_work() else None
 
+    def on_machine(r: ItemResult, i: int) -> ItemResult:
+        """Record how many actors shared actor i's machine: their items ran beside its own,
+        like a local eval's threads (its CPU meter counts them as other work)."""
+        node = info.get(i, {}).get("node")
+        beside = sum(1 for w in info.values() if w.get("node") == node) if node else 1
+        r.row["items_at_once"] = max(r.row.get("items_at_once") or 1, beside)
+        return r
+
     def lost(item: Item, cause: str) -> ItemResult:
         from ..llm.base import ModelInfo
         model = next((w["model"] for w in info.values() if w.get("model")), None)
@@ -263,7 +271,7 @@ def run_ray(runner: "EvalRunner", items: Iterator[Item], on_result: Callable[[It
                 else:
                     on_result(lost(item, last_cause))
                 continue
-            on_result(r)
+            on_result(on_machine(r, i))
     except BaseException:
         # keep what finishes while stopping; what does not is run again on resume
         grace = float(opts.get("stop_grace_s", 10))
