@@ -120,7 +120,7 @@ def main() -> int:
     print(f"eval {eval_id}: dataset {row['dataset']}, model {row['model_name']}, "
           f"{row['n_questions']} questions")
     print("\n".join(report.lines(fig["summary"]) + answer_trail.lines(fig["trail"])
-                     + Q.timing_notes(Q.efficiency(st, eval_id))))
+                     + Q.timing_notes(Q.efficiency(st, eval_id)) + Q.warm_up_notes(st, eval_id)))
     print(json.dumps({"eval_id": eval_id, "dataset": row["dataset"], "model": row["model_name"],
                       "n_questions": row["n_questions"], "seconds": round(time.perf_counter() - t0, 1),
                       "methods": fig["methods"]}, default=str))

@@ -224,6 +224,7 @@ with tab_results:
             "hops": Q.by_group(db, eval_id, metric, "hops"),
             "qtype": Q.by_group(db, eval_id, metric, "qtype"),
             "eff": Q.efficiency(db, eval_id),
+            "warm": Q.warm_up_notes(db, eval_id),
             "calib": Q.calibration(db, eval_id, metric=calib_metric),
             "crag": Q.crag(db, eval_id),
             "crag_by": Q.crag(db, eval_id, crag_group),
@@ -271,6 +272,8 @@ with tab_results:
     st.subheader("Cost per question")
     for line in Q.timing_notes(data["eff"]):
         st.warning(md_escape(line))
+    for line in data["warm"]:
+        st.caption(md_escape(line))
     _chart(C.efficiency_bars(data["eff"]), "ev_eff")
 
     st.subheader("Calibration")

@@ -94,6 +94,14 @@ def test_page_warns_when_wall_times_were_taken_beside_other_work():
     (busy,) = [w.value for w in at.warning if "wall times overstate" in w.value]
     assert md_escape("toy-rag [retriever=dense]: 1 of") in busy
     assert "bm25" not in busy
+    # the loading an item's wall time left out is named beside the cost chart
+    assert not [c for c in at.caption if "Loaded before" in c.value]
+    st.execute("UPDATE runs SET metrics = json_merge_patch(metrics, ?) WHERE run_id = (SELECT "
+               "min(run_id) FROM runs)", ['{"warm_up": {"seconds": {"dense index": 12.3}}}'])
+    at = _apptest()
+    at.run()
+    (loaded,) = [c.value for c in at.caption if "Loaded before the first timed item" in c.value]
+    assert md_escape("dense index 12.3 s") in loaded
 
 
 def _toy_folder(home: Path) -> Path:

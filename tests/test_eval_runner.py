@@ -296,6 +296,16 @@ def test_an_eval_loads_the_retriever_before_its_first_timed_item(tmp_path, real_
     shares = [x["cpu_others"] for x in st.query("SELECT cpu_others FROM eval_items")]
     assert all(s is None or 0.0 <= s <= 1.0 for s in shares) if real_model \
         else shares == [None, None]
+    # the loading left out of the wall times is stored with the first item and shown
+    from workbench.eval import queries as Q
+    notes = Q.warm_up_notes(st, r.eval_id)
+    if real_model:
+        [line] = notes
+        assert line.startswith("Loaded before the first timed item") and "toy-rag: bm25 index" in line
+        stored = [x for x in st.query("SELECT metrics FROM runs") if "warm_up" in (x["metrics"] or "")]
+        assert len(stored) == 1
+    else:
+        assert notes == []
 
 
 def test_items_timed_beside_other_work_are_flagged(tmp_path, capsys):
@@ -315,6 +325,32 @@ def test_items_timed_beside_other_work_are_flagged(tmp_path, capsys):
     assert "toy-rag: 1 of 2" in line and "more than 20% of the CPU" in line
     _print_summary(st, r.eval_id)
     assert line in capsys.readouterr().out
+
+
+def test_eval_show_names_the_loading_left_out_of_the_wall_times_and_its_failures(tmp_path, capsys):
+    from workbench.commands.eval import _print_summary
+    from workbench.eval import queries as Q
+    from workbench.llm.base import ModelInfo
+    be = _backend()
+    be.info = ModelInfo(name="q", backend="llama_cpp", sha256="x")
+    st = Store(tmp_path / "s.duckdb")
+    r = EvalRunner.new(st, EvalSpec("toy", ["toy-rag"], judge="off", limit=3), backend=be,
+                       dataset=_LoggedToyDataset([]), method_classes={"toy-rag": _logged_rag([])})
+    r.run()
+    # two workers' first items, as threads or Ray actors each loading their own: the longer
+    # load is the one an item would have waited for; a failed load is named
+    runs = [x["run_id"] for x in st.query("SELECT run_id FROM runs ORDER BY created_at")]
+    for rid, warm in zip(runs, ({"seconds": {"bm25 index": 2.5, "dense index": 9.04},
+                                 "errors": {"dense index": "OSError: no index"}},
+                                {"seconds": {"bm25 index": 4.0}, "errors": {}})):
+        st.execute("UPDATE runs SET metrics = json_merge_patch(metrics, ?) WHERE run_id = ?",
+                   [json.dumps({"warm_up": warm}), rid])
+    loaded, failed = Q.warm_up_notes(st, r.eval_id)
+    assert "toy-rag: bm25 index 4.0 s, dense index 9.0 s" in loaded
+    assert failed.endswith("toy-rag: dense index: OSError: no index.")
+    _print_summary(st, r.eval_id)
+    out = capsys.readouterr().out
+    assert loaded in out and failed in out
 
 
 def test_warm_context_loads_what_the_config_names_and_reports_a_failure():

@@ -209,7 +209,7 @@ def _print_summary(st: Store, eval_id: str) -> None:
         print(f"{r['series'][:w]:{w}s} {r['n_items']:5d} {ci:>22s} {f(x.get('em'))} {f(x.get('f1'))} "
               f"{f(x.get('contains'))} {f(x.get('acc_lm'))} {f(x.get('crag_score'))} "
               f"{e.get('llm_calls') or 0:6.1f} {e.get('tokens') or 0:7.0f} {e.get('wall_ms') or 0:8.0f}")
-    for line in Q.timing_notes(eff_rows):
+    for line in Q.timing_notes(eff_rows) + Q.warm_up_notes(st, eval_id):
         print(line)
     pairs = Q.paired(st, eval_id, "correct")
     if pairs:

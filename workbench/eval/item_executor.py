@@ -179,6 +179,8 @@ class ItemExecutor:
         # what a first run would load inside its timed wall is loaded before it (real models
         # only: the scripted and fake backends of control-flow tests time nothing that matters)
         self.warm_up = getattr(self.backend.info, "backend", "") in ("llama_cpp", "openai_compat")
+        # what the warm-up of a context loaded, until the first item run on it reports it
+        self._warmed: dict[tuple, dict[str, Any]] = {}
 
     def _base(self, variant: dict[str, Any], seed: int, query: str) -> tuple[Any, Any]:
         key = (variant["hash"], seed)
@@ -189,7 +191,7 @@ class ItemExecutor:
                                                         self.dataset)
             if self.warm_up:
                 from ..workspace import warm_context
-                warm_context(got[1], query)
+                self._warmed[key] = warm_context(got[1], query)
         return got
 
     def run(self, item: Item) -> ItemResult:
@@ -215,6 +217,9 @@ class ItemExecutor:
         run_ms = (time.perf_counter() - t0) * 1000.0
         cpu_others = cpu_share.others_share(cpu0, cpu_share.sample()) if cpu0 is not None else None
         row = self.score(item, tr, run_ms, cpu_others)
+        warmed = self._warmed.pop((v["hash"], item.seed), None)
+        if warmed is not None and warmed["seconds"]:
+            row["_metrics"]["warm_up"] = warmed     # the loading its wall time leaves out
         self._trim()
         return ItemResult(item.key, rec.ops, row)
 

@@ -9,6 +9,7 @@ in as parameters.
 """
 from __future__ import annotations
 
+import json
 import re
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
@@ -185,6 +186,34 @@ def timing_notes(eff_rows: list[dict[str, Any]]) -> list[str]:
         out.append(f"Items run several at once on one machine ({each}): each wall time is an "
                    f"item's latency while the others shared its cores, not the method's cost "
                    f"alone.")
+    return out
+
+
+def warm_up_notes(store: Any, eval_ids: str | Sequence[str]) -> list[str]:
+    """Lines naming what each series loaded before its first timed item (a retrieval index,
+    a KG's entity index), which its wall times leave out; and each load that failed."""
+    where, args = eval_where(eval_ids)
+    rows = series(store.query(f"""
+        SELECT i.method, i.variant, json_extract(r.metrics, '$.warm_up') AS warm
+        FROM (SELECT * FROM eval_items WHERE {where}) i JOIN runs r ON r.run_id = i.run_id
+        WHERE json_extract(r.metrics, '$.warm_up') IS NOT NULL
+        ORDER BY i.method, i.variant, i.created_at""", args))
+    loaded: dict[str, dict[str, float]] = {}
+    failed: list[str] = []
+    for r in rows:
+        warm = json.loads(r["warm"]) if isinstance(r["warm"], str) else r["warm"]
+        steps = loaded.setdefault(r["series"], {})
+        for step, sec in (warm.get("seconds") or {}).items():
+            steps[step] = max(steps.get(step, 0.0), float(sec))   # each worker loads its own
+        failed += [f"{r['series']}: {step}: {err}" for step, err in (warm.get("errors") or {}).items()]
+    out = []
+    if loaded:
+        each = "; ".join(f"{name}: " + ", ".join(f"{step} {sec:.1f} s" for step, sec in steps.items())
+                         for name, steps in loaded.items())
+        out.append(f"Loaded before the first timed item, not in the wall times ({each}).")
+    if failed:
+        out.append("Loading failed before the first item (its runs report it too): "
+                   + "; ".join(dict.fromkeys(failed)) + ".")
     return out
 
 
