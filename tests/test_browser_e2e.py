@@ -99,10 +99,7 @@ def _graph_frame(page, timeout: float = 60.0):
     """
     deadline = time.time() + timeout
     while time.time() < deadline:
-        for el in page.query_selector_all('iframe[src*="wb_graph"]'):
-            f = el.content_frame()
-            if f is None or f.is_detached():
-                continue
+        for f in _graph_frames(page)[0]:
             try:
                 f.wait_for_function("window.wbNetwork !== undefined", timeout=2_000)
                 return f
@@ -121,6 +118,13 @@ def _nodes_in(frame) -> int:
         return 0
 
 
+def _graph_frames(page) -> tuple[list, int]:
+    """(the graph components' attached frames, how many graph iframes the page holds)."""
+    els = page.query_selector_all('iframe[src*="wb_graph"]')
+    frames = [f for f in (el.content_frame() for el in els) if f is not None and not f.is_detached()]
+    return frames, len(els)
+
+
 def _nodes_drawn(page) -> tuple[int, int]:
     """(most nodes drawn in any graph frame, how many graph frames the page holds).
 
@@ -128,9 +132,8 @@ def _nodes_drawn(page) -> tuple[int, int]:
     replaced while the page reruns, and a detached frame reads 0 nodes for ever (CI once
     waited 60 s on such a frame beside a run that had drawn its nodes in 35 ms).
     """
-    els = page.query_selector_all('iframe[src*="wb_graph"]')
-    frames = [f for f in (el.content_frame() for el in els) if f is not None and not f.is_detached()]
-    return max((_nodes_in(f) for f in frames), default=0), len(els)
+    frames, n = _graph_frames(page)
+    return max((_nodes_in(f) for f in frames), default=0), n
 
 
 def _pick(page, label: str, text: str) -> None:
@@ -169,7 +172,7 @@ def _open_tab(page, name: str, timeout: float = 20.0) -> None:
     tab = page.get_by_role("tab", name=name).first
     deadline = time.time() + timeout
     while True:
-        tab.click()
+        tab.click(timeout=max(1.0, deadline - time.time()) * 1000)
         try:
             page.wait_for_function("t => t.getAttribute('aria-selected') === 'true'",
                                    arg=tab.element_handle(), timeout=2_000)
