@@ -131,7 +131,9 @@ def main() -> None:
                                         and contains_gold(text, q.gold_answers)),
                             exact_match(text, q.gold_answers) if text else 0.0,
                             token_f1(text, q.gold_answers) if text else 0.0,
-                            refused, tr.status == "failed"))
+                            refused, tr.status == "failed",
+                            sum(c.get("cached_prompt_tokens") or 0 for c in tr.llm_calls.values()),
+                            tot.get("prompt_tokens", 0)))
             if args.verbose:
                 print(f"  {label} {q.id}: {ans.get('text')!r} gold={q.answers!r} "
                       f"{'OK' if rows[-1].ok else '--'} calls={rows[-1].calls} {wall:.1f}s "
@@ -155,6 +157,10 @@ class Row:
     f1: float
     refused: bool
     failed: bool
+    # prompt tokens the prefix cache served: a run after one with a like prompt is faster
+    # for it, so two series' wall times compare only at like shares
+    cached: int = 0
+    prompt: int = 0
 
 
 class Table:
@@ -164,12 +170,13 @@ class Table:
         self.figures: dict[str, dict[str, float]] = {}
         self.per_q: dict[str, dict[str, list[float]]] = {}
         print(f"{'method':22s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
-              f"{'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s} retrieval",
+              f"{'cached':>6s} {'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s} retrieval",
               flush=True)
 
     def add(self, label: str, rows: list[Row], retrieval: str) -> None:
         n = len(rows)
-        walls = [r.wall for r in rows if r.wall is not None]
+        timed = [r for r in rows if r.wall is not None]
+        walls = [r.wall for r in timed]
         f = {"n": n, "mean_llm_calls": round(statistics.mean(r.calls for r in rows), 2),
              "mean_tokens": round(statistics.mean(r.tokens for r in rows), 1),
              "mean_wall_s": round(statistics.mean(walls), 2) if walls else None,
@@ -178,12 +185,14 @@ class Table:
              "em": round(statistics.mean(r.em for r in rows), 3),
              "token_f1": round(statistics.mean(r.f1 for r in rows), 3),
              "refusal_rate": round(sum(r.refused for r in rows) / n, 3),
-             "failed": sum(r.failed for r in rows), "retrieval": retrieval}
+             "failed": sum(r.failed for r in rows), "retrieval": retrieval,
+             "cached_prompt_share": round(sum(r.cached for r in timed)
+                                          / max(sum(r.prompt for r in timed), 1), 3)}
         self.figures[label] = f
         self.per_q[label] = {"accuracy": [r.ok for r in rows], "token_f1": [r.f1 for r in rows]}
         wall = f"{f['mean_wall_s']:7.2f}" if walls else f"{'-':>7s}"
         print(f"{label:22s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
-              f"{wall} {f['accuracy']:5.2f} {f['em']:5.2f} {f['token_f1']:5.2f} "
+              f"{wall} {f['cached_prompt_share']:6.0%} {f['accuracy']:5.2f} {f['em']:5.2f} {f['token_f1']:5.2f} "
               f"{f['refusal_rate']:7.2f} {f['failed']:6d} {retrieval}"
               + (f"  (wall over {len(walls)} runs)" if len(walls) < n else ""), flush=True)
 
@@ -213,6 +222,10 @@ def report_eval(eval_id: str, split: str | None = None) -> None:
         "SELECT run_id, method, variant, question_id, llm_calls, prompt_tokens, "
         "completion_tokens, wall_ms, contains, em, f1, refused, status, cpu_others, "
         "items_at_once FROM eval_items WHERE eval_id = ? ORDER BY question_id", [eval_id])
+    cached = {r["run_id"]: int(r["n"] or 0) for r in st.query(
+        "SELECT e.run_id, sum(CAST(json_extract(e.data, '$.cached_prompt_tokens') AS BIGINT)) "
+        "AS n FROM events e JOIN eval_items i ON i.run_id = e.run_id "
+        "WHERE i.eval_id = ? AND e.type = 'llm_call' GROUP BY e.run_id", [eval_id])}
     # a run that reused calls, or shared the CPU with other work or other items, did not
     # time the method alone
     untimed = runs_with_reused_calls(st, eval_id) | {
@@ -236,7 +249,8 @@ def report_eval(eval_id: str, split: str | None = None) -> None:
                                (it["prompt_tokens"] or 0) + (it["completion_tokens"] or 0),
                                None if it["run_id"] in untimed else (it["wall_ms"] or 0) / 1000.0,
                                it["contains"] or 0.0, it["em"] or 0.0, it["f1"] or 0.0,
-                               bool(it["refused"]), it["status"] == "failed")
+                               bool(it["refused"]), it["status"] == "failed",
+                               cached.get(it["run_id"], 0), it["prompt_tokens"] or 0)
                            for q, it in sorted(got.items()) if q in shared], how[label])
     print(json.dumps({"eval": eval_id, "model": model, "dataset": ev["dataset"],
                       "split": split, "questions": len(shared),

@@ -1,14 +1,31 @@
-"""benchmarks/_paired.py: the method benchmarks' paired differences to standard RAG, against
-every standard RAG series an eval ran (one per retriever, say), not only a lone default."""
+"""The method benchmarks' tables: paired differences to standard RAG (benchmarks/_paired.py)
+against every standard RAG series an eval ran (one per retriever, say), not only a lone
+default; and the share of prompt tokens the prefix cache served beside each wall time."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
-SPEC = importlib.util.spec_from_file_location(
-    "bench_paired", Path(__file__).resolve().parents[1] / "benchmarks" / "_paired.py")
-paired = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(paired)
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str) -> object:
+    """A benchmark script as a module, importing its siblings (``_paired``) as a script run
+    would."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod          # its dataclasses look their module up
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(BENCH))
+    return mod
+
+
+paired = _load("_paired")
+methods_text = _load("methods_text")
 
 F1_HYBRID = [1.0, 1.0, 0.0, 1.0, 0.5, 1.0]
 F1_DENSE = [1.0, 0.0, 0.0, 1.0, 0.5, 0.0]
@@ -58,3 +75,18 @@ def test_no_standard_rag_means_no_paired_lines(capsys):
     paired.paired_differences(figures, {"crp-rag": _series(F1_CRP, "")[1]})
     assert capsys.readouterr().out == ""
     assert figures == {"crp-rag": {"retrieval": "dense"}}
+
+
+def test_a_series_wall_time_comes_with_its_cached_prompt_share(capsys):
+    """Two series whose wall times differ because one ran after a like prompt: the table
+    says how much of each one's prompts the cache served, over the timed runs only."""
+    def row(q: str, wall: float | None, cached: int) -> object:
+        return methods_text.Row(q, 1, 500, wall, 1.0, 1.0, 1.0, False, False, cached, 400)
+    table = methods_text.Table()
+    table.add("standard-rag [retriever=hybrid]", [row("a", 11.0, 0), row("b", 10.0, 8)], "hybrid")
+    table.add("standard-rag [retriever=dense]",
+              [row("a", 6.0, 200), row("b", 5.0, 180), row("c", None, 400)], "dense")
+    assert table.figures["standard-rag [retriever=hybrid]"]["cached_prompt_share"] == 0.01
+    # the untimed run (its calls replayed) is left out, as it is from the wall time
+    assert table.figures["standard-rag [retriever=dense]"]["cached_prompt_share"] == 0.475
+    assert "48%" in capsys.readouterr().out
