@@ -170,7 +170,8 @@ class Table:
         self.figures: dict[str, dict[str, float]] = {}
         self.per_q: dict[str, dict[str, list[float]]] = {}
         print(f"{'method':22s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
-              f"{'cached':>6s} {'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s} retrieval",
+              f"{'cached':>6s} {'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s} "
+              "retrieval",
               flush=True)
 
     def add(self, label: str, rows: list[Row], retrieval: str) -> None:
@@ -187,12 +188,14 @@ class Table:
              "refusal_rate": round(sum(r.refused for r in rows) / n, 3),
              "failed": sum(r.failed for r in rows), "retrieval": retrieval,
              "cached_prompt_share": round(sum(r.cached for r in timed)
-                                          / max(sum(r.prompt for r in timed), 1), 3)}
+                                          / max(sum(r.prompt for r in timed), 1), 3)
+             if timed else None}
         self.figures[label] = f
         self.per_q[label] = {"accuracy": [r.ok for r in rows], "token_f1": [r.f1 for r in rows]}
         wall = f"{f['mean_wall_s']:7.2f}" if walls else f"{'-':>7s}"
+        cached = f"{f['cached_prompt_share']:6.0%}" if timed else f"{'-':>6s}"
         print(f"{label:22s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
-              f"{wall} {f['cached_prompt_share']:6.0%} {f['accuracy']:5.2f} {f['em']:5.2f} {f['token_f1']:5.2f} "
+              f"{wall} {cached} {f['accuracy']:5.2f} {f['em']:5.2f} {f['token_f1']:5.2f} "
               f"{f['refusal_rate']:7.2f} {f['failed']:6d} {retrieval}"
               + (f"  (wall over {len(walls)} runs)" if len(walls) < n else ""), flush=True)
 

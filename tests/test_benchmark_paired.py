@@ -90,3 +90,12 @@ def test_a_series_wall_time_comes_with_its_cached_prompt_share(capsys):
     # the untimed run (its calls replayed) is left out, as it is from the wall time
     assert table.figures["standard-rag [retriever=dense]"]["cached_prompt_share"] == 0.475
     assert "48%" in capsys.readouterr().out
+
+
+def test_a_series_with_no_timed_run_has_no_cached_share(capsys):
+    table = methods_text.Table()
+    table.add("crp-rag", [methods_text.Row("a", 9, 900, None, 1.0, 1.0, 1.0, False, False,
+                                           600, 800)], "dense")
+    assert table.figures["crp-rag"]["cached_prompt_share"] is None
+    row = capsys.readouterr().out.splitlines()[-1]
+    assert "%" not in row and "(wall over 0 runs)" in row
