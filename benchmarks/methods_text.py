@@ -132,8 +132,7 @@ def main() -> None:
                             exact_match(text, q.gold_answers) if text else 0.0,
                             token_f1(text, q.gold_answers) if text else 0.0,
                             refused, tr.status == "failed",
-                            sum(c.get("cached_prompt_tokens") or 0 for c in tr.llm_calls.values()),
-                            tot.get("prompt_tokens", 0)))
+                            tot.get("cached_prompt_tokens", 0), tot.get("prompt_tokens", 0)))
             if args.verbose:
                 print(f"  {label} {q.id}: {ans.get('text')!r} gold={q.answers!r} "
                       f"{'OK' if rows[-1].ok else '--'} calls={rows[-1].calls} {wall:.1f}s "
@@ -157,8 +156,7 @@ class Row:
     f1: float
     refused: bool
     failed: bool
-    # prompt tokens the prefix cache served: a run after one with a like prompt is faster
-    # for it, so two series' wall times compare only at like shares
+    # prompt tokens the prefix cache served: two series' wall times compare only at like shares
     cached: int = 0
     prompt: int = 0
 
@@ -225,6 +223,7 @@ def report_eval(eval_id: str, split: str | None = None) -> None:
         "SELECT run_id, method, variant, question_id, llm_calls, prompt_tokens, "
         "completion_tokens, wall_ms, contains, em, f1, refused, status, cpu_others, "
         "items_at_once FROM eval_items WHERE eval_id = ? ORDER BY question_id", [eval_id])
+    # from the calls, not run_finished's totals: runs stored before those counted it have none
     cached = {r["run_id"]: int(r["n"] or 0) for r in st.query(
         "SELECT e.run_id, sum(CAST(json_extract(e.data, '$.cached_prompt_tokens') AS BIGINT)) "
         "AS n FROM events e JOIN eval_items i ON i.run_id = e.run_id "

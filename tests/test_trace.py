@@ -15,6 +15,7 @@ def _events():
         T.Event(T.RETRIEVED, {"query": "director of Inception", "retriever": "bm25",
                               "hits": [{"id": "p1", "score": 3.2, "rank": 1}]}, node_id="n2"),
         T.Event(T.LLM_CALL, {"prompt": "p", "output": "o", "prompt_tokens": 10,
+                             "cached_prompt_tokens": 4,
                              "completion_tokens": 3, "latency_ms": 12.5, "phase": "gc"},
                 node_id="n2", llm_call_id="c1"),
         T.node_scored("n2", {"perplexity": 1.7}, {"tau_ppl": 2.5}),
@@ -45,6 +46,7 @@ def test_fold_builds_graph():
     assert tr.log[0]["type"] == "proposal_generated"
     assert tr.roots() == ["n1"]
     assert tr.totals()["llm_calls"] == 1 and tr.totals()["prompt_tokens"] == 10
+    assert tr.totals()["cached_prompt_tokens"] == 4
 
 
 def test_retrievers_and_their_label():

@@ -311,6 +311,8 @@ class Trace:
             "llm_calls": len(calls),
             "prompt_tokens": sum(int(c.get("prompt_tokens", 0)) for c in calls),
             "completion_tokens": sum(int(c.get("completion_tokens", 0)) for c in calls),
+            # served by the prefix cache: a run after one with a like prompt is faster for it
+            "cached_prompt_tokens": sum(int(c.get("cached_prompt_tokens") or 0) for c in calls),
             "llm_ms": sum(float(c.get("latency_ms", 0.0)) for c in calls),
             "nodes": len(self.nodes),
             "edges": len(self.edges),
