@@ -104,11 +104,18 @@ def live_panel() -> None:
         else:
             W.status_line(run_summary(tr), status=js.status, elapsed_s=b.elapsed(0),
                           error_msg=js.error)
+            MS.waiting(b.ticket(0))
             MS.generating(js.partial)
             MS.crash_notice(js.error if not b.running else None, key=K)
             TV.banner(tri)
     with head[1]:
-        if b is not None and b.running:
+        if b is not None and b.running and b.ticket(0) is not None:
+            if st.button("Cancel", key="ask_cancel", width="stretch", disabled=b.stopping,
+                         help="Leave the line for the model; the run is not started or "
+                              "stored."):
+                b.stop()
+                st.rerun(scope="fragment")
+        elif b is not None and b.running:
             if st.button("Stop", key="ask_stop", width="stretch", disabled=b.stopping,
                          help="Stop after the current step; the run is stored as interrupted."):
                 b.stop()

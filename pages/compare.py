@@ -97,7 +97,12 @@ def panel() -> None:
                 "**Run all**; they run one after another.")
         return
     st.markdown(f"**Question:** {W.md_escape(b.question)}")
-    if b.running and st.button("Stop", key=f"{K}__stop", disabled=b.stopping):
+    if b.running and b.ticket(b.current) is not None:
+        if st.button("Cancel", key=f"{K}__cancel", disabled=b.stopping,
+                     help="Leave the line for the model; the runs not yet started are not "
+                          "run or stored."):
+            b.stop()
+    elif b.running and st.button("Stop", key=f"{K}__stop", disabled=b.stopping):
         b.stop()
     cols = st.columns(len(b.jobs))
     table = []
@@ -111,6 +116,7 @@ def panel() -> None:
             st.markdown(f"**{i + 1}. {W.md_escape(js.job.label)}**")
             W.status_line(W.run_summary(tr), status=js.status, elapsed_s=b.elapsed(i),
                           error_msg=js.error)
+            MS.waiting(b.ticket(i))
             MS.generating(js.partial)
             MS.crash_notice(js.error if not b.running else None, key=f"{K}__{i}")
             W.draw_graph(tr, key=f"{K}__g{i}", height=340, triage=tri)

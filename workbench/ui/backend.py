@@ -3,7 +3,9 @@
 * ``get_llm()`` builds the backend the settings name (``st.cache_resource``; a changed
   setting reloads it — the old one is dropped so its memory is freed).
 * Calls go through :class:`LockedBackend`: llama.cpp contexts are not thread-safe and
-  several browser sessions (or the Ask and Compare pages) may run methods at once.
+  several browser sessions (or the Ask and Compare pages) may run methods at once. Its
+  lock is one process-wide :class:`~workbench.llm.locked.ModelQueue`, so sessions take
+  turns in the order they asked and a waiting run can show its place in line.
 * Tests and demos without a model: settings ``backend = "scripted"`` or the environment
   variable ``WORKBENCH_UI_BACKEND=scripted`` gives a :class:`DemoScriptedBackend`
   (optionally steered by a JSON rule table in ``WORKBENCH_SCRIPTED_TABLE``), and
@@ -18,9 +20,10 @@ from typing import Any, Sequence
 
 from ..llm.base import GenParams, LLMError, ModelInfo
 from ..llm.locked import LockedBackend as Locked
+from ..llm.locked import ModelQueue
 from ..llm.scripted import ScriptedBackend
 
-_LLM_LOCK = threading.RLock()
+_LLM_LOCK = ModelQueue()
 _OVERRIDE: Any = None
 _CURRENT: dict[str, Any] = {}          # key -> backend (one entry: the loaded model)
 _LOAD_LOCK = threading.Lock()
@@ -37,7 +40,8 @@ def clear_override() -> None:
 
 
 class LockedBackend(Locked):
-    """The UI's lock: every session's calls, and unloading, take the one process-wide lock."""
+    """The UI's lock: every session's calls, and unloading, take turns in the one
+    process-wide queue."""
 
     def __init__(self, inner: Any):
         super().__init__(inner, _LLM_LOCK)

@@ -7,6 +7,13 @@ the page folds them into its own :class:`~workbench.trace.Trace` on the script t
 (:meth:`LiveBatch.view`), so no trace is read while another thread mutates it.
 ``stop()`` closes the event stream at the next event, which the runner stores as
 ``interrupted``.
+
+Browser sessions share one model (:mod:`.backend`). Each job holds it for its whole run,
+taking its turn in the model's :class:`~workbench.llm.locked.ModelQueue`; turns per LLM
+call would make every one of several runs asked together last as long as all of them.
+Until its turn the job is ``waiting``, with a ticket that tells its place in line;
+``stop()`` then cancels the wait, and the run is neither started nor stored, like a
+Compare job stopped before it started.
 """
 from __future__ import annotations
 
@@ -18,6 +25,7 @@ from typing import Any
 
 from .. import trace as T
 from ..llm.base import LLMError
+from ..llm.locked import Ticket, WaitCancelled
 from . import data as uidata
 from .gold import golds_of, judge
 
@@ -33,7 +41,7 @@ class Job:
 class JobState:
     job: Job
     events: list[T.Event] = field(default_factory=list)
-    status: str = "pending"          # pending | starting | running | finished | failed | ...
+    status: str = "pending"          # pending | starting | waiting | running | finished | ...
     error: str | None = None
     run_id: str | None = None
     started: float | None = None
@@ -41,6 +49,7 @@ class JobState:
     first_node_s: float | None = None
     verdict: dict[str, Any] | None = None
     partial: str = ""                # text of the LLM call in flight, token by token
+    ticket: Ticket | None = None     # its place in line while it waits for the model
     _trace: T.Trace = field(default_factory=T.Trace)
     _applied: int = 0
 
@@ -101,6 +110,7 @@ class LiveBatch:
         self.llm, self.store, self.settings = llm, store, settings
         self._stop = threading.Event()
         self._first_node = threading.Event()
+        self._shown = threading.Event()  # something worth drawing: a node, a wait, the end
         self._lock = threading.Lock()
         self.started = time.monotonic()
         self.current = 0
@@ -120,6 +130,7 @@ class LiveBatch:
             self.current = i
             if i:
                 self._first_node.clear()
+                self._shown.clear()
             js.started = time.monotonic()
             js.status = "starting"
             try:
@@ -127,6 +138,12 @@ class LiveBatch:
                                            js.job.overrides, self.question_id, self.settings)
             except Exception as e:      # noqa: BLE001 - shown as a readable message
                 js.status, js.error = "failed", _readable(e)
+                js.ended = time.monotonic()
+                continue
+            queue = getattr(self.llm, "queue", None)
+            if queue is not None and not self._take_turn(js, queue):
+                js.status = "interrupted"
+                js.error = "Cancelled while waiting for the model; the run was not started."
                 js.ended = time.monotonic()
                 continue
             js.status = "running"
@@ -139,12 +156,16 @@ class LiveBatch:
                     if ev.type == T.NODE_ADDED and js.first_node_s is None:
                         js.first_node_s = time.monotonic() - js.started
                         self._first_node.set()
+                        self._shown.set()
                     js.events.append(ev)
                     if self._stop.is_set():
                         gen.close()
                         break
             except Exception as e:      # noqa: BLE001 - the runner already closed the run
                 js.error = _readable(e)
+            finally:
+                if queue is not None:
+                    queue.release()     # the next session's run may start
             fin = next((e for e in reversed(js.events) if e.type == T.RUN_FINISHED), None)
             if fin is not None:
                 js.status = fin.data.get("status", "finished")
@@ -156,6 +177,26 @@ class LiveBatch:
                 self._reload(js)
             js.ended = time.monotonic()
             self._judge(js, ctx)
+        self._shown.set()
+
+    def _take_turn(self, js: JobState, queue: Any) -> bool:
+        """Wait for the model (``waiting`` meanwhile); False when stopped before its turn."""
+        t = queue.join("run", js.job.label or js.job.method)
+        if t.granted is None:
+            js.ticket, js.status = t, "waiting"
+            if self._stop.is_set():     # stop() ran before the ticket was visible to it
+                t.cancel()
+            self._shown.set()
+            try:
+                queue.wait(t)
+            except WaitCancelled:
+                return False
+            finally:
+                js.ticket = None
+        if self._stop.is_set():         # stopped just as its turn came
+            queue.release()
+            return False
+        return True
 
     def _reload(self, js: JobState) -> None:
         """After a stop the closed stream cannot yield its final event; the store has it."""
@@ -186,11 +227,21 @@ class LiveBatch:
 
     # -- page side --
     def wait_first_node(self, timeout: float) -> bool:
-        """Block up to ``timeout`` s for the first node (so the first draw already has it)."""
-        return self._first_node.wait(timeout)
+        """Block up to ``timeout`` s for the first node (so the first draw already has it);
+        returns early, False, when the run waits for the model or ends without a node."""
+        self._shown.wait(timeout)
+        return self._first_node.is_set()
 
     def stop(self) -> None:
+        """Stop at the next event, or leave the line at once if waiting for the model."""
         self._stop.set()
+        t = self.jobs[self.current].ticket
+        if t is not None:
+            t.cancel()
+
+    def ticket(self, i: int = 0) -> Ticket | None:
+        """The job's place in line while it waits for the model, else None."""
+        return self.jobs[i].ticket
 
     @property
     def stopping(self) -> bool:

@@ -44,6 +44,35 @@ def generating(text: str, tail: int = 240) -> None:
         st.caption(("Generating: …" if len(text) > tail else "Generating: ") + md_escape(shown))
 
 
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def place_in_line(ahead: list) -> str:
+    """"Waiting for the model: 2nd in line, 1 run ahead." for the tickets ahead of a run.
+
+    Only counts: what others run (their questions, methods) is not this session's business.
+    """
+    if not ahead:
+        return "Waiting for the model: next in line."
+    runs = sum(1 for t in ahead if getattr(t, "kind", "") == "run")
+    others = len(ahead) - runs
+    parts = ([f"{runs} run" + ("s" if runs != 1 else "")] if runs else []) + \
+        ([f"{others} other model call" + ("s" if others != 1 else "")] if others else [])
+    return f"Waiting for the model: {_ordinal(len(ahead) + 1)} in line, {' and '.join(parts)} ahead."
+
+
+def waiting(ticket: object | None) -> None:
+    """A run's place in the shared model's line, while it waits (nothing otherwise)."""
+    if ticket is None:
+        return
+    st.info(place_in_line(ticket.ahead()), icon=":material/hourglass_top:")   # type: ignore[attr-defined]
+    st.caption("Everyone using this app shares one model, which runs one question at a time; "
+               "this run starts when the runs ahead have finished. Cancel leaves the line "
+               "(nothing is run or stored).")
+
+
 def crash_notice(error: str | None, *, key: str) -> None:
     """Offer to restart the model when a run failed because its model process died."""
     if not is_crash(error):

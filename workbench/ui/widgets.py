@@ -161,6 +161,7 @@ def legend(items: list[tuple]) -> None:
 def status_line(summary: dict[str, Any], *, status: str, elapsed_s: float,
                 error_msg: str | None = None) -> None:
     icon = {"running": ":material/progress_activity:", "starting": ":material/hourglass_top:",
+            "waiting": ":material/hourglass_top:",
             "finished": ":green[:material/check_circle:]", "refused": ":orange[:material/block:]",
             "failed": ":red[:material/error:]", "interrupted": ":material/stop_circle:",
             "pending": ":material/schedule:"}.get(status, "•")
