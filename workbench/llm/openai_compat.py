@@ -29,6 +29,12 @@ from .base import (BackendUnavailableError, Completion, ContextOverflowError, Ge
 from ..scoring import entropy_from_top
 
 
+def _reason(r: requests.Response) -> str:
+    """The status line's reason phrase, trimmed to printable text of a sane length."""
+    reason = "".join(c for c in str(r.reason or "") if c.isprintable())[:60]
+    return f"({reason})" if reason else ""
+
+
 class OpenAICompatBackend:
     def __init__(self, base_url: str, model: str = "", *, api_key: str = "", timeout: float = 120.0,
                  n_ctx: int | None = None):
@@ -45,15 +51,21 @@ class OpenAICompatBackend:
         r = self._request(url, body)
         if r.status_code >= 400 and self._fall_back_to_json_object(body, r.text):
             r = self._request(url, body)
+        # The body of an error or of a non-JSON answer is never put into a message: the URL
+        # may point at something that is not a model server (an admin page, another
+        # service on the host), and its answer would be shown to whoever asked.
         if r.status_code >= 400:
-            text = r.text[:500]
-            if "context" in text.lower() and ("length" in text.lower() or "exceed" in text.lower()):
+            text = r.text[:2000].lower()
+            if "context" in text and ("length" in text or "exceed" in text):
                 raise ContextOverflowError(-1, body.get("max_tokens", 0), self.info.n_ctx or -1)
-            raise LLMError(f"The server at {url} answered HTTP {r.status_code}: {text}")
+            raise LLMError(f"The server at {url} answered HTTP {r.status_code} "
+                           f"{_reason(r)}; check the server URL and the server's own log.")
         try:
             return r.json()
         except ValueError as e:
-            raise LLMError(f"The server at {url} did not return JSON: {r.text[:200]!r}") from e
+            raise LLMError(f"The server at {url} did not return JSON (HTTP {r.status_code} "
+                           f"{_reason(r)}); check that the URL is the base of an "
+                           f"OpenAI-compatible API (…/v1).") from None
 
     def _fall_back_to_json_object(self, body: dict[str, Any], error: str) -> bool:
         rf = body.get("response_format") or {}
@@ -65,7 +77,9 @@ class OpenAICompatBackend:
 
     def _request(self, url: str, body: dict[str, Any]) -> requests.Response:
         try:
-            return requests.post(url, json=body, headers=self.headers, timeout=self.timeout)
+            # No redirects: an allowed server URL must not forward the request elsewhere.
+            return requests.post(url, json=body, headers=self.headers, timeout=self.timeout,
+                                 allow_redirects=False)
         except requests.ConnectionError as e:
             raise BackendUnavailableError(
                 f"Cannot reach the OpenAI-compatible server at {self.base_url} ({e.__class__.__name__}). "

@@ -9,8 +9,8 @@ from typing import Any
 
 from .. import paths
 from . import bundled
-from .base import LLMBackend, ModelFileError
-from .gguf import read_header
+from .base import BackendUnavailableError, LLMBackend, ModelFileError
+from .gguf import check_model_file, open_model_file, read_header
 
 DEFAULT_MODEL = bundled.DEFAULT_MODEL
 BUNDLED = bundled.MODELS
@@ -45,6 +45,7 @@ def resolve(name_or_path: str, verify: bool = True) -> Path:
             raise ModelFileError(
                 f"The bundled model {name_or_path!r} is not installed. Run scripts/setup.sh "
                 f"or choose a .gguf path.")
+        check_model_file(p)
         if verify and sha256_of(p) != m.sha256:
             raise ModelFileError(
                 f"{p} does not match the pinned SHA-256 of {name_or_path} ({m.sha256[:16]}…): "
@@ -55,7 +56,9 @@ def resolve(name_or_path: str, verify: bool = True) -> Path:
         raise ModelFileError(
             f"{name_or_path!r} is neither a bundled model ({', '.join(BUNDLED)}) nor an existing "
             f"file. Give a bundled name or the path of a .gguf file.")
-    return p
+    # Before anything hashes or loads it: a regular file with the GGUF magic (a device or
+    # a FIFO named x.gguf would otherwise be read forever under the load lock).
+    return check_model_file(p)
 
 
 def sha256_of(path: Path) -> str:
@@ -70,7 +73,8 @@ def sha256_of(path: Path) -> str:
     if key in cache:
         return cache[key]
     h = hashlib.sha256()
-    with path.open("rb") as f:
+    with open_model_file(path) as f:       # refuses devices, FIFOs and non-GGUF files
+        f.seek(0)
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     cache[key] = h.hexdigest()
@@ -133,8 +137,13 @@ def load_backend(settings: Any | None = None, *, shared: bool = True,
     if shared and key in _BACKENDS:
         return _BACKENDS[key]
     if opts["backend"] == "openai_compat":
+        from ..host_policy import PolicyError, check_server_url
         from .openai_compat import OpenAICompatBackend
-        be: LLMBackend = OpenAICompatBackend(opts["server_url"], opts["server_model"] or opts["model"])
+        try:
+            url = check_server_url(opts["server_url"])   # the host's allow-list, if it set one
+        except PolicyError as e:
+            raise BackendUnavailableError(str(e)) from None
+        be: LLMBackend = OpenAICompatBackend(url, opts["server_model"] or opts["model"])
     else:
         path = resolve(opts["model"])
         kw = dict(n_gpu_layers=opts["n_gpu_layers"], n_ctx=opts["n_ctx"],
