@@ -7,12 +7,19 @@ updated in place (no flicker, zoom kept); and clicking a node sends its id back 
 Python, which selects it in the inspector.
 
 The component folder (index.html + the vis-network build that ships with pyvis) is
-written once into a temporary folder keyed by its content hash.
+served to every visitor's browser as same-origin script, so no one else may be able to
+write it: it is a fresh private folder per process (``tempfile.mkdtemp``: created
+atomically, mode 0700, an unpredictable name), its files are created exclusively, and
+before each use the folder's owner, mode and file list and the files' SHA-256 are checked
+against what was written; anything else makes a new folder. (It used to be a fixed name
+in the shared temp folder, reused if present: a file planted there ran in every page.)
 """
 from __future__ import annotations
 
-import hashlib
+import atexit
+import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -58,28 +65,76 @@ send('streamlit:componentReady', {apiVersion: 1});
 """
 
 _COMPONENT = None
+_COMPONENT_DIR: Path | None = None
+_DIR: Path | None = None
+_FILES: dict[str, bytes] | None = None
+_VERIFIED: dict[str, tuple] = {}        # file name -> (inode, size, mtime) when last hashed
 
 
-def component_dir() -> Path:
-    html = _INDEX % {"css": GRAPH_CSS, "js": GRAPH_JS}
-    src = vis_js_path()
-    digest = hashlib.sha256(html.encode() + str(src.stat().st_size).encode()).hexdigest()[:12]
-    d = Path(tempfile.gettempdir()) / f"workbench-graph-component-{digest}"
-    if not (d / "index.html").exists() or not (d / "vis-network.min.js").exists():
-        d.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, d / "vis-network.min.js")
-        tmp = d / "index.html.tmp"
-        tmp.write_text(html, encoding="utf-8")
-        tmp.replace(d / "index.html")
+def _files() -> dict[str, bytes]:
+    global _FILES
+    if _FILES is None:
+        html = _INDEX % {"css": GRAPH_CSS, "js": GRAPH_JS}
+        _FILES = {"index.html": html.encode("utf-8"),
+                  "vis-network.min.js": vis_js_path().read_bytes()}
+    return _FILES
+
+
+def _private(st: os.stat_result, *, folder: bool) -> bool:
+    kind = stat.S_ISDIR(st.st_mode) if folder else stat.S_ISREG(st.st_mode)
+    return kind and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
+def _intact(d: Path) -> bool:
+    """Whether ``d`` is still ours alone and holds exactly the files we wrote."""
+    files = _files()
+    try:
+        if not _private(os.lstat(d), folder=True) or set(os.listdir(d)) != set(files):
+            return False                   # an extra file would be served as well
+        for name, data in files.items():
+            st = os.lstat(d / name)        # lstat: a symbolic link is not our file
+            if not _private(st, folder=False):
+                return False
+            sig = (st.st_ino, st.st_size, st.st_mtime_ns)
+            if _VERIFIED.get(name) != sig:
+                if (d / name).read_bytes() != data:
+                    return False
+                _VERIFIED[name] = sig
+    except OSError:
+        return False
+    return True
+
+
+def _write_private_dir() -> Path:
+    d = Path(tempfile.mkdtemp(prefix="workbench-graph-"))
+    for name, data in _files().items():
+        fd = os.open(d / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
     return d
 
 
+def component_dir() -> Path:
+    """The folder the component is served from: this process's private copy, checked."""
+    global _DIR
+    if _DIR is None or not _intact(_DIR):
+        _VERIFIED.clear()
+        _DIR = _write_private_dir()
+        if not _intact(_DIR):              # e.g. a umask or file system that ignores modes
+            raise RuntimeError(f"The graph component folder {_DIR} is not private to this "
+                               f"user; set TMPDIR to a folder only you can write.")
+    return _DIR
+
+
 def _component() -> Any:
-    global _COMPONENT
+    global _COMPONENT, _COMPONENT_DIR
     d = component_dir()
-    if _COMPONENT is None or not (d / "index.html").exists():
+    if _COMPONENT is None or d != _COMPONENT_DIR:
         import streamlit.components.v1 as components
         _COMPONENT = components.declare_component("wb_graph", path=str(d))
+        _COMPONENT_DIR = d
     return _COMPONENT
 
 
