@@ -20,9 +20,10 @@ from workbench.viz.safe import md_escape
 
 try:
     from workbench.ui import widgets as _W
-    _W.setup_page()          # the shared navigation, styling and plug-ins
+    _session_settings = _W.setup_page()    # navigation, styling, plug-ins; this session's settings
 except ImportError:          # pragma: no cover - the UI helpers are part of the project
     _W = None
+    _session_settings = None
 st.title("Evaluate")
 st.caption("Run methods over a dataset's questions, then compare accuracy, cost and "
            "calibration. Every number links back to the runs behind it.")
@@ -58,7 +59,7 @@ def _fmt_s(s: float | None) -> str:
 
 
 store = _W.store() if _W is not None else _store(str(settings_mod.store_path()))
-settings = settings_mod.load()
+settings = _session_settings or settings_mod.load()
 methods_all = _methods()
 
 tab_run, tab_results = st.tabs(["Run an eval", "Results"])

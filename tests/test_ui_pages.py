@@ -345,7 +345,7 @@ def test_settings_store_file_moves_the_store(ui, tmp_path, monkeypatch):
     next(b for b in at.button if b.key == "set__save").click().run()
     assert any("is a folder" in e.value for e in at.error)
     assert settings_mod.load().store == ""
-    target = tmp_path / "elsewhere" / "runs.duckdb"
+    target = ui / "elsewhere" / "runs.duckdb"        # under the home (outside: tests/test_sharing.py)
     at.text_input(key="set__store").input(str(target)).run()
     next(b for b in at.button if b.key == "set__save").click().run()
     no_errors(at)

@@ -73,7 +73,8 @@ def setup_page(*, warm_up: bool = False) -> Any:
     st.html(_CSS)
     for err in uidata.load_plugins():
         st.warning(err)
-    s = settings_mod.load()
+    from . import access
+    s = access.current()       # the host's settings, with this session's choices when shared
     if warm_up:
         from . import warm
         warm.start(s)
