@@ -364,7 +364,7 @@ def _old_predictable_dir() -> Path:
     import hashlib
     from workbench.ui.component import _INDEX
     from workbench.viz.graph import GRAPH_CSS, GRAPH_JS, vis_js_path
-    html = _INDEX % {"css": GRAPH_CSS, "js": GRAPH_JS}
+    html = _INDEX.replace("%(csp)s\n", "") % {"css": GRAPH_CSS, "js": GRAPH_JS}
     digest = hashlib.sha256(html.encode() + str(vis_js_path().stat().st_size).encode()).hexdigest()[:12]
     return Path(tempfile.gettempdir()) / f"workbench-graph-component-{digest}"
 
@@ -380,6 +380,7 @@ def test_a_planted_component_folder_is_never_served(monkeypatch):
     try:
         d = component.component_dir()
         assert d != old and d.parent == Path(tempfile.gettempdir())
+        assert not d.name.startswith("workbench-graph-component-")
         assert (os.stat(d).st_mode & 0o777) == 0o700 and os.stat(d).st_uid == os.getuid()
         assert (d / "index.html").read_bytes() == component._files()["index.html"]
         assert evil not in (d / "vis-network.min.js").read_bytes()
@@ -412,3 +413,20 @@ def test_a_tampered_component_folder_is_replaced(monkeypatch, tmp_path, tamper):
     assert fresh != d
     assert sorted(os.listdir(fresh)) == ["index.html", "vis-network.min.js"]
     assert (fresh / "index.html").read_bytes() == component._files()["index.html"]
+
+
+def test_the_component_page_allows_only_its_own_scripts():
+    """Streamlit's iframe sandbox is fixed (scripts + same-origin); the page's CSP narrows
+    what runs in it to the vis-network file and the inline script it was built with."""
+    import base64
+    import hashlib
+    import re
+    from workbench.ui import component
+    html = component.index_html()
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
+    inline = html.rsplit("<script>", 1)[1].split("</script>", 1)[0]
+    digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
+    rules = dict(r.strip().split(" ", 1) for r in csp.split(";"))
+    assert rules["script-src"] == f"'self' 'sha256-{digest}'"
+    assert rules["default-src"] == "'none'" and rules["connect-src"] == "'none'"
+    assert "unsafe-eval" not in csp and "*" not in csp

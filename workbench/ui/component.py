@@ -17,6 +17,8 @@ in the shared temp folder, reused if present: a file planted there ran in every 
 from __future__ import annotations
 
 import atexit
+import base64
+import hashlib
 import os
 import shutil
 import stat
@@ -28,6 +30,7 @@ from ..viz.graph import GRAPH_CSS, GRAPH_JS, vis_js_path
 
 _INDEX = """<!DOCTYPE html>
 <html><head><meta charset="utf-8">
+%(csp)s
 <style>%(css)s
 #wb-wrap { position: relative; }
 #wb-msg { position: absolute; top: 8px; left: 10px; color: #6b7280; font-size: 13px; }
@@ -71,11 +74,25 @@ _FILES: dict[str, bytes] | None = None
 _VERIFIED: dict[str, tuple] = {}        # file name -> (inode, size, mtime) when last hashed
 
 
+def index_html() -> str:
+    """The component page, with a Content-Security-Policy: Streamlit gives every component
+    iframe the same fixed sandbox (scripts and same-origin allowed; not settable from
+    Python in 1.67), so the page itself allows only its own two scripts (the vis-network
+    file and the inline script, by hash), no network requests, no forms, no plugins."""
+    inline = (_INDEX % {"csp": "", "css": GRAPH_CSS, "js": GRAPH_JS}).rsplit("<script>", 1)[1]
+    inline = inline.split("</script>", 1)[0]
+    digest = base64.b64encode(hashlib.sha256(inline.encode("utf-8")).digest()).decode()
+    csp = ("default-src 'none'; script-src 'self' 'sha256-%s'; style-src 'self' "
+           "'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
+           "connect-src 'none'; base-uri 'none'; form-action 'none'; object-src 'none'" % digest)
+    return _INDEX % {"csp": f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
+                     "css": GRAPH_CSS, "js": GRAPH_JS}
+
+
 def _files() -> dict[str, bytes]:
     global _FILES
     if _FILES is None:
-        html = _INDEX % {"css": GRAPH_CSS, "js": GRAPH_JS}
-        _FILES = {"index.html": html.encode("utf-8"),
+        _FILES = {"index.html": index_html().encode("utf-8"),
                   "vis-network.min.js": vis_js_path().read_bytes()}
     return _FILES
 
