@@ -67,6 +67,21 @@ def test_shared_mode_is_on_by_variable_or_by_listening_beyond_loopback(monkeypat
     assert access.shared()
 
 
+def test_the_listen_address_is_read_from_the_running_server(monkeypatch):
+    from streamlit import config
+    from streamlit.runtime import Runtime
+    from workbench.ui import access
+    monkeypatch.delenv("WORKBENCH_SHARED", raising=False)
+    assert access._server_address() is None            # no server in this process
+    monkeypatch.setattr(Runtime, "_instance", object(), raising=False)
+    monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: True))
+    get = config.get_option
+    for opt, want in (("0.0.0.0", True), (None, True), ("127.0.0.1", False)):
+        monkeypatch.setattr(config, "get_option",
+                            lambda k, o=opt: o if k == "server.address" else get(k))
+        assert access.shared() is want, opt
+
+
 @pytest.fixture
 def ui(isolated_home, monkeypatch):
     monkeypatch.setenv("WORKBENCH_UI_WARM", "0")
@@ -148,7 +163,8 @@ def test_a_visitor_cannot_set_host_fields_even_by_forging_them(shared):
     at = AppTest.from_function(_forge, default_timeout=30)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state["refused"] == ["store", "n_gpu_layers", "model", "server_url"]
+    assert at.session_state["refused"] == ["store", "n_gpu_layers", "model", "server_url",
+                                           "dataset", "k"]
     assert at.session_state["now"] == settings_mod.load().__dict__
 
 
@@ -159,7 +175,8 @@ def _forge():
     host = settings_mod.load()
     st.session_state["refused"] = access.choose(
         host, {"store": "/tmp/x.duckdb", "n_gpu_layers": -1, "model": "/dev/zero",
-               "server_url": "http://127.0.0.1:1/internal-admin"})
+               "server_url": "http://127.0.0.1:1/internal-admin", "dataset": "../../etc",
+               "k": 10_000})
     st.session_state["_wb_session_settings"]["n_threads"] = 64    # even if it got in somehow
     st.session_state["now"] = access.current().__dict__
 

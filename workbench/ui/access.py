@@ -106,8 +106,9 @@ def _valid(name: str, value: Any, host: Any) -> bool:
     spec = {k.name: k for k in cfgmod.knobs(settings_mod.Settings)}.get(name)
     if name == "model":
         return value in session_models(host)
-    if name == "dataset":
-        return isinstance(value, str) and bool(value)
+    if name == "dataset":              # a listed one: the name becomes a path when loaded
+        from . import data as uidata
+        return isinstance(value, str) and value in uidata.dataset_names(host.dataset)
     if spec is not None and spec.choices:
         return value in spec.choices
     if name == "k":
