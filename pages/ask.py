@@ -63,7 +63,7 @@ with notes:
 
 
 def start_run() -> None:
-    if not question:
+    if not question.strip():
         with notes:
             W.error("Type a question or pick one from the dataset first.")
         return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -114,6 +115,11 @@ class ConfigError(ValueError):
     pass
 
 
+def range_text(lo: float | None, hi: float | None) -> str:
+    """``[lo, hi]`` for a message; an open side is shown as -inf / inf."""
+    return f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+
+
 def coerce(spec: KnobSpec, value: Any) -> Any:
     """Parse a CLI/UI value for a knob and check it against its range."""
     try:
@@ -133,8 +139,12 @@ def coerce(spec: KnobSpec, value: Any) -> Any:
                 value = json.loads(value)
         else:
             value = str(value)
-    except (ValueError, TypeError, json.JSONDecodeError) as e:
+    except (ValueError, TypeError, OverflowError, json.JSONDecodeError) as e:
         raise ConfigError(f"{spec.name}: cannot read {value!r} as {spec.type}") from e
+    # NaN compares false with every bound, so it would pass the range check below
+    if spec.type == "float" and not math.isfinite(value):
+        raise ConfigError(f"{spec.name}={value} is not a finite number; give one in "
+                          f"{range_text(spec.min, spec.max)}")
     if spec.min is not None and value < spec.min:
         raise ConfigError(f"{spec.name}={value} is below its minimum {spec.min}")
     if spec.max is not None and value > spec.max:

@@ -18,7 +18,11 @@ def home() -> Path:
     else:
         from platformdirs import user_data_dir
         p = Path(user_data_dir("rag-workbench", appauthor=False))
-    p.mkdir(parents=True, exist_ok=True)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as e:      # a file where the home folder should be
+        e.fix = "point WORKBENCH_HOME at a folder (the workbench keeps its store and caches there)"
+        raise
     return p
 
 

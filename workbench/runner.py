@@ -52,10 +52,19 @@ class _Persister:
         self.last = time.monotonic()
 
 
+def check_question(question: Any) -> str:
+    """The question, or ValueError when it is blank (a run of it would be stored)."""
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("the question is blank; type a question, or pick one from the dataset")
+    return question
+
+
 def execute(method: Method, ctx: RunContext, question: str, *, store: Any = None,
             run_id: str | None = None, question_id: str | None = None,
             eval_id: str | None = None, trace_out: T.Trace | None = None) -> Iterator[T.Event]:
-    """Yield the stamped events of one run; the folded trace is kept in ``trace_out``."""
+    """Yield the stamped events of one run; the folded trace is kept in ``trace_out``.
+    A blank question raises ValueError at the first ``next()``, before anything is stored."""
+    check_question(question)
     clock = T.EventClock(run_id)
     tr = trace_out if trace_out is not None else T.Trace()
     cfg = to_dict(ctx.config)

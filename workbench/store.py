@@ -159,6 +159,17 @@ def _is_lock_error(e: Exception) -> bool:
     return "lock" in msg and ("conflicting" in msg or "could not set" in msg)
 
 
+def _is_read_only(path: Path, e: Exception) -> bool:
+    """Whether opening the store failed for want of write access, not for a damaged file
+    (telling the user to move a healthy store aside would be wrong)."""
+    msg = str(e).lower()
+    if any(s in msg for s in ("permission denied", "read-only file system",
+                              "operation not permitted")):
+        return True
+    target = path if path.exists() else path.parent
+    return not os.access(target, os.W_OK)
+
+
 def _pid_alive(pid: int | None) -> bool:
     if not pid:
         return False
@@ -202,6 +213,11 @@ class Store:
                             f"The store {self.path} is locked by another process ({e}). "
                             f"Wait for that workbench process (a batch eval or another app) to "
                             f"finish, or point WORKBENCH_HOME at another folder.") from e
+                    if _is_read_only(self.path, e):
+                        raise StoreError(
+                            f"Cannot write the store {self.path}: {e}. The file or its folder is "
+                            f"read-only: make it writable, or choose another store (Settings > "
+                            f"store, or WORKBENCH_STORE / WORKBENCH_HOME).") from e
                     raise StoreError(
                         f"Cannot open the store {self.path}: {e}. If the file is damaged, move "
                         f"it aside (it is a DuckDB file) and the workbench will create a new one."
@@ -356,11 +372,16 @@ class Store:
                 con.execute("UPDATE eval_batches SET n_done = (SELECT count(*) FROM eval_items "
                             "WHERE eval_id = ?) WHERE eval_id = ?", [eid, eid])
 
-    def export_run(self, run_id: str) -> dict[str, Any]:
+    def require_run(self, run_id: str) -> dict[str, Any]:
+        """The run, or a StoreError naming the unknown id."""
         run = self.get_run(run_id)
         if run is None:
             raise StoreError(f"No run {run_id!r} in {self.path}. `python -m workbench runs list` "
                              f"shows the stored runs.")
+        return run
+
+    def export_run(self, run_id: str) -> dict[str, Any]:
+        run = self.require_run(run_id)
         events = self.events(run_id)
         return {"run": run, "events": [e.to_dict() for e in events],
                 "trace": Trace.fold(events).to_dict(),

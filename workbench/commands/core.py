@@ -8,7 +8,7 @@ import sys
 from ..llm.base import GenParams
 from ..llm.registry import BUNDLED, DEFAULT_MODEL, describe, list_models, resolve
 from ..store import Store
-from ._common import add_model_args, backend_from_args
+from ._common import add_model_args, backend_from_args, number, settings_knob
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,9 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("generate", help="one LLM call: text, tokens/s and perplexity")
     p.add_argument("prompt")
-    p.add_argument("--max-tokens", type=int, default=64)
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--seed", type=int)
+    p.add_argument("--max-tokens", type=number(int, 1), default=64)
+    p.add_argument("--temperature", type=number(float, 0), default=0.0)
+    p.add_argument("--seed", type=settings_knob("seed"))
     p.add_argument("--plain", action="store_true", help="no chat template")
     p.add_argument("--json-schema", help="constrain output by this JSON schema (inline JSON)")
     p.add_argument("--grammar", help="constrain output by a GBNF grammar file")
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("action", nargs="?", default="list", choices=["list", "show", "export", "delete"])
     p.add_argument("run_id", nargs="?")
     p.add_argument("--method")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", type=number(int, 1), default=20)
     p.add_argument("--out", help="export: write JSON here instead of stdout")
     p.set_defaults(func=cmd_runs)
 
@@ -110,6 +110,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if not args.run_id:
         raise ValueError(f"runs {args.action} needs a RUN_ID (see `python -m workbench runs list`)")
     if args.action == "delete":
+        st.require_run(args.run_id)
         st.delete_run(args.run_id)
         print(f"deleted {args.run_id}")
         return 0

@@ -9,7 +9,7 @@ from typing import Any
 from ..config import parse_sets
 from ..llm.replay import reuse_note
 from ..store import Store
-from ._common import add_model_args
+from ._common import add_model_args, number, settings_knob
 
 
 def _kg_note(runner: Any) -> str | None:
@@ -38,9 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="score methods on questions their fitted state (a trained router, an "
                         "exemplar store, a calibrated threshold) saw; refused otherwise, and "
                         "such rows are marked")
-    p.add_argument("--limit", type=int, help="first N questions (of the split)")
-    p.add_argument("--offset", type=int, default=0, help="skip the first N questions")
-    p.add_argument("--seed", type=int, action="append",
+    p.add_argument("--limit", type=number(int, 1), help="first N questions (of the split)")
+    p.add_argument("--offset", type=number(int, 0), default=0, help="skip the first N questions")
+    p.add_argument("--seed", type=settings_knob("seed"), action="append",
                    help="run seed; repeat for several seeds (default: the Settings seed)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a knob for every variant (method knob, eval knob, or METHOD.knob)")
@@ -58,16 +58,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--crag-profile", choices=["ragx", "crag_official"],
                    help="ragx (paper, default) or crag_official: the official evaluator's "
                         "'invalid' rule and 75-token cut of each prediction")
-    p.add_argument("--tau-f1", type=float, help="ROUGE-L cut-off of CRP-RAG's F1 (default 0.5)")
-    p.add_argument("--batch", type=int, metavar="N",
+    p.add_argument("--tau-f1", type=number(float, 0, 1),
+                   help="ROUGE-L cut-off of CRP-RAG's F1 (default 0.5)")
+    p.add_argument("--batch", type=number(int, 1), metavar="N",
                    help="independent LLM calls of a run (CRP-RAG's nodes, CogGRAG's siblings, "
                         "...) go to the model together, N at most (the methods' batch_size; "
                         "1 = one at a time, the default; batching pays off on a GPU, not on a "
                         "few CPU cores)")
-    p.add_argument("--items-together", type=int, default=1, metavar="K",
+    p.add_argument("--items-together", type=number(int, 1), default=1, metavar="K",
                    help="each worker runs K items at once on one model, their single LLM calls "
                         "decoded together as one llama.cpp batch (default 1; local executor)")
-    p.add_argument("--workers", type=int,
+    p.add_argument("--workers", type=number(int, 1),
                    help="parallel workers (default 1; with --executor ray, as many as the "
                         "cluster's CPUs allow); with llama.cpp each loads its own model")
     p.add_argument("--executor", choices=["local", "ray"], default="local",
@@ -75,9 +76,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the cluster at --ray-address or a local Ray instance")
     p.add_argument("--ray-address", metavar="auto|HOST:PORT",
                    help="with --executor ray: join this cluster (default: start a local one)")
-    p.add_argument("--worker-cpus", type=float, default=1,
+    p.add_argument("--worker-cpus", type=number(float, 0), default=1,
                    help="with --executor ray: CPUs each worker asks for (llama.cpp threads)")
-    p.add_argument("--worker-gpus", type=float, default=0,
+    p.add_argument("--worker-gpus", type=number(float, 0), default=0,
                    help="with --executor ray: GPUs each worker asks for (use with --n-gpu-layers -1)")
     p.add_argument("--reuse-calls", metavar="EVAL_ID[,EVAL_ID]",
                    help="answer each LLM call whose prompt and parameters match a stored call "

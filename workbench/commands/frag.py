@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ._common import add_model_args, backend_from_args
+from ._common import add_model_args, backend_from_args, number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,9 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--train", default="demo:train", metavar="DATASET:SPLIT",
                    help="the questions it learns from (default demo:train)")
     t.add_argument("--name", help="artefact name (default: from --train, e.g. demo-train)")
-    t.add_argument("--per-hop", type=int, default=60,
+    t.add_argument("--per-hop", type=number(int, 0), default=60,
                    help="template questions generated per hop count from the dataset's KG")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--seed", type=number(int, 0), default=0)
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=cmd_train)
 
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--estimator", choices=["tfidf_lr", "heuristic"], default="tfidf_lr")
     r.add_argument("--router", default="demo:train",
                    help="router name or DATASET:SPLIT it is trained on (default demo:train)")
-    r.add_argument("--threshold", type=float, default=0.5)
+    r.add_argument("--threshold", type=number(float, 0, 1), default=0.5)
     r.set_defaults(func=cmd_route)
 
     f = fs.add_parser("feedback", help="FRAG-F as in the paper: LLM feedback on a share of a "
@@ -41,9 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the question set feedback is collected on (the paper: the evaluated "
                         "questions themselves; eval then needs --allow-leakage)")
     f.add_argument("--router", default="", help="the router to adapt (default: FRAG's)")
-    f.add_argument("--ratio", type=float, default=0.25, help="share of questions that give "
-                                                             "feedback (paper 0.25)")
-    f.add_argument("--seed", type=int, default=0, help="order of the questions (paper 0)")
+    f.add_argument("--ratio", type=number(float, 0, 1), default=0.25,
+                   help="share of questions that give feedback (paper 0.25)")
+    f.add_argument("--seed", type=number(int, 0), default=0,
+                   help="order of the questions (paper 0)")
     f.add_argument("--name", help="name of the adapted router")
     f.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a FRAG knob for the retrieval behind the feedback")

@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from ._common import add_model_args, backend_from_args
+from ._common import add_model_args, backend_from_args, number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,10 +15,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = ks.add_parser("build", help="extract a KG from a dataset's passages with the LLM "
                                     "(resumable; cached per corpus and model)")
     b.add_argument("dataset")
-    b.add_argument("--limit", type=int, help="only the first N passages")
-    b.add_argument("--max-triples", type=int, default=8, help="triples per passage (default 8)")
-    b.add_argument("--max-tokens", type=int, default=320)
-    b.add_argument("--batch", type=int, default=4,
+    b.add_argument("--limit", type=number(int, 1), help="only the first N passages")
+    b.add_argument("--max-triples", type=number(int, 1), default=8,
+                   help="triples per passage (default 8)")
+    b.add_argument("--max-tokens", type=number(int, 1), default=320)
+    b.add_argument("--batch", type=number(int, 1), default=4,
                    help="passages decoded together (default 4; 1 decodes one at a time)")
     b.add_argument("--restart", action="store_true", help="discard the checkpoint and start over")
     b.add_argument("--no-progress", action="store_true")

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from .. import datasets as D
+from ._common import number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,9 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replace", action="store_true", help="replace a dataset of that name")
     p.add_argument("--corpus", help="a separate corpus file/folder (HotpotQA corpus.json, "
                                     "FEVER wiki-pages, passages.jsonl)")
-    p.add_argument("--limit", type=int, help="import only the first N questions")
-    p.add_argument("--chunk-words", type=int, help="CRAG: words per chunk (150)")
-    p.add_argument("--chunk-overlap", type=int, help="CRAG: overlapping words (30)")
+    p.add_argument("--limit", type=number(int, 1), help="import only the first N questions")
+    p.add_argument("--chunk-words", type=number(int, 1), help="CRAG: words per chunk (150)")
+    p.add_argument("--chunk-overlap", type=number(int, 0), help="CRAG: overlapping words (30)")
     p.add_argument("--evidence-kg", action="store_true",
                    help="2Wiki: also build a KG from the gold evidence triples")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

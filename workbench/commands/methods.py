@@ -9,9 +9,9 @@ from typing import Any
 from .. import trace as T
 from ..config import NOT_IN_PAPER, knobs, parse_sets, presets_of
 from ..methods import all_methods
-from ..runner import execute
+from ..runner import check_question, execute
 from ..store import Store
-from ._common import add_model_args, backend_from_args
+from ._common import add_model_args, backend_from_args, settings_knob
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="override a method knob (repeatable)")
     p.add_argument("--preset", help="a named group of knobs, e.g. small-model (see `methods "
                    "NAME`); --set values win over it; recorded in the run's config")
-    p.add_argument("--seed", type=int, help="run seed (default: Settings)")
+    p.add_argument("--seed", type=settings_knob("seed"), help="run seed (default: Settings)")
     p.add_argument("--json", action="store_true", help="print the full trace as JSON")
     p.add_argument("--quiet", action="store_true", help="no live progress on stderr")
     add_model_args(p)
@@ -55,6 +55,8 @@ def _progress(ev: T.Event, tr: T.Trace) -> str | None:
 def cmd_ask(args: argparse.Namespace) -> int:
     from ..methods.common import contains_gold
     from ..workspace import build_context
+    if args.question is not None:
+        check_question(args.question)        # before the model loads
     overrides = parse_sets(args.set)
     if args.preset:
         overrides = {"preset": args.preset, **overrides}

@@ -48,6 +48,16 @@ class EvalSpec:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def check(self) -> None:
+        """ValueError for values a sweep file or a caller passed unchecked (the CLI's options
+        refuse them earlier): a negative limit or offset would act as a slice index, and a
+        NaN cut-off passes every comparison."""
+        if self.offset < 0 or (self.limit is not None and self.limit < 1):
+            raise ValueError(f"limit {self.limit} / offset {self.offset}: give a limit of at "
+                             f"least 1 and an offset of at least 0")
+        if self.tau_f1 is not None and not 0 <= self.tau_f1 <= 1:
+            raise ValueError(f"tau_f1={self.tau_f1}: give a number in [0, 1]")
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "EvalSpec":
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})

@@ -162,6 +162,7 @@ class EvalRunner:
     # -- construction --
     @classmethod
     def new(cls, store: Store, spec: EvalSpec, **kw: Any) -> "EvalRunner":
+        spec.check()
         r = cls(store, _new_eval_id(), spec, **kw)
         if r.spec.question_ids is None:
             r.spec.question_ids = [q.id for q in r.questions]

@@ -30,6 +30,7 @@ selected paths (paths together, the steps of one path in turn).
 """
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -148,10 +149,12 @@ class CrpRag(Method):
         """A shipped tau_ppl is fitted on its calibration split; a tau the user chose, or no
         evaluation at all, fits nothing."""
         cal = TAU_CALIBRATION.get(cfg.sufficiency_mode)
-        if cal is None or cfg.no_evaluation or abs(cfg.tau_ppl - cal.tau) > 1e-9:
+        # isclose, not a difference test: a NaN tau must not pass for the shipped one
+        if cal is None or cfg.no_evaluation or not math.isclose(cfg.tau_ppl, cal.tau,
+                                                                 rel_tol=0, abs_tol=1e-9):
             return []
         name, split, qs = fitted.load_questions(cal.ref)
-        return [fitted.record("crp_tau_ppl", f"tau_ppl={cal.tau} ({cal.mode}, {cal.model})",
+        return [fitted.record("crp_tau_ppl", f"tau_ppl={cfg.tau_ppl} ({cal.mode}, {cal.model})",
                               name, split, qs, data=[cal.tau, cal.mode, cal.model],
                               model=cal.model, mode=cal.mode)]
 
