@@ -23,7 +23,7 @@ import duckdb
 from . import settings as settings_mod
 from .trace import Event, Trace
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -97,6 +97,13 @@ _MIGRATIONS: dict[int, list[str]] = {
         # work are flagged
         "ALTER TABLE eval_items ADD COLUMN IF NOT EXISTS cpu_others DOUBLE",
         "ALTER TABLE eval_items ADD COLUMN IF NOT EXISTS items_at_once INTEGER",
+    ],
+    6: [
+        # v6: the lease of the runner running an eval (workbench/eval/lease.py), so two
+        # resumers of one eval cannot both write its items
+        """CREATE TABLE IF NOT EXISTS eval_leases (
+            eval_id VARCHAR PRIMARY KEY, token VARCHAR, pid INTEGER, host VARCHAR,
+            started_at DOUBLE, heartbeat_at DOUBLE)""",
     ],
 }
 

@@ -6,7 +6,8 @@ grid of knobs, each with its config hash) and the seeds. Each item runs through
 :func:`workbench.runner.execute` (:mod:`.item_executor`), so the run, its events and LLM
 calls are stored exactly as an interactive run; the item's metrics go to ``eval_items``
 and ``runs.correct`` / ``runs.metrics`` in the same transaction (:mod:`.writer`). An
-interrupted eval resumes where it stopped: a key is written once.
+interrupted eval resumes where it stopped: a key is written once, and one runner at a time
+holds the eval (a lease in the store, :mod:`.lease`), so two resumers cannot both write it.
 
 Items run on this machine (:mod:`.local_executor`: serial, or threads each with a model in
 a worker process of its own, so a native crash fails that item with "model process
@@ -21,11 +22,14 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from .. import trace as T
-from ..store import Store, StoreError
+from ..store import Store
+from . import lease
 from . import metrics as M
 from .item_executor import (ItemExecutor, ItemResult, WorkerSetup, _all_methods, _import,
                             _load_dataset, make_backend)
@@ -122,6 +126,9 @@ class EvalRunner:
         if executor not in ("local", "ray"):
             raise ValueError(f"unknown executor {executor!r}; use 'local' or 'ray'")
         self.store, self.eval_id, self.spec = store, eval_id, spec
+        # this runner's claim on the eval (see .lease); dropped with the runner
+        self.lease_token = uuid.uuid4().hex
+        weakref.finalize(self, lease.forget, self.lease_token)
         self.executor, self.ray = executor, dict(ray or {})
         # objects handed in (tests, benchmarks) travel to Ray workers; the rest they build
         self.handed = {k: v for k, v in (("backend", backend), ("dataset", dataset),
@@ -167,6 +174,7 @@ class EvalRunner:
         if r.spec.question_ids is None:
             r.spec.question_ids = [q.id for q in r.questions]
         r._create_batch()
+        lease.acquire(store, r.eval_id, r.lease_token)
         return r
 
     @classmethod
@@ -176,12 +184,11 @@ class EvalRunner:
             raise LookupError("no unfinished eval to resume; `python -m workbench eval list` "
                               "shows the stored evals")
         row = get_eval(store, eval_id)
-        from ..store import _pid_alive
-        if row["status"] == "running" and row.get("pid") != os.getpid() and _pid_alive(row.get("pid")):
-            raise StoreError(f"eval {eval_id} is still running in process {row['pid']}; wait for "
-                             f"it or stop it before resuming")
+        lease.check(store, eval_id)          # before loading a dataset and methods for nothing
         spec = EvalSpec.from_dict(row["spec"])
-        return cls(store, eval_id, spec, variants=row["spec"].get("variants_planned"), **kw)
+        r = cls(store, eval_id, spec, variants=row["spec"].get("variants_planned"), **kw)
+        lease.acquire(store, eval_id, r.lease_token)
+        return r
 
     def _questions(self) -> list[Any]:
         qs = list(self.dataset.questions)
@@ -246,6 +253,7 @@ class EvalRunner:
             self.store.delete_run(rid)
 
     def retry_failed(self) -> int:
+        lease.acquire(self.store, self.eval_id, self.lease_token)   # it deletes rows
         rows = self.store.query("SELECT run_id FROM eval_items WHERE eval_id = ? AND status = 'failed'",
                                 [self.eval_id])
         for r in rows:
@@ -284,6 +292,17 @@ class EvalRunner:
 
     # -- running --
     def run(self, progress: ProgressFn | None = None) -> EvalResult:
+        """Run the pending items. EvalBusy (nothing written) when another runner holds the
+        eval's lease."""
+        lease.acquire(self.store, self.eval_id, self.lease_token)
+        beat = lease.Heartbeat(self.store, self.eval_id, self.lease_token)
+        try:
+            return self._run(progress)
+        finally:
+            beat.stop()
+            lease.release(self.store, self.eval_id, self.lease_token)
+
+    def _run(self, progress: ProgressFn | None) -> EvalResult:
         t0 = time.perf_counter()
         self._cleanup_orphans()
         done = self.done_keys()
