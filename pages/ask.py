@@ -89,7 +89,12 @@ if run_clicked or (prefill and prefill.get("autorun")):
     running = batch is not None and batch.running
 
 
-@st.fragment(run_every=0.4 if running else None)
+# A run waiting for the shared model changes only its place in line: its page redraws
+# slowly, leaving the CPU to the model, and at the live rate once its turn comes.
+waiting = running and batch.ticket(0) is not None
+
+
+@st.fragment(run_every=(1.0 if waiting else 0.4) if running else None)
 def live_panel() -> None:
     b: live.LiveBatch | None = ss.get("ask_batch")
     js = b.jobs[0] if b is not None else None
@@ -151,6 +156,8 @@ def live_panel() -> None:
     if not b.running and ss.get("ask_was_running"):
         ss["ask_was_running"] = False
         st.rerun(scope="app")        # re-enable Run, stop polling
+    if waiting and b.running and b.ticket(0) is None:
+        st.rerun(scope="app")        # its turn came: redraw at the live rate
 
 
 live_panel()

@@ -295,7 +295,10 @@ def test_live_stop_of_a_running_run_still_frees_the_model(toy, tmp_path):
 
 # ------------------------------------------------------------------ the Ask page
 
-def test_ask_page_shows_the_place_in_line_and_cancel_ends_the_wait(isolated_home, monkeypatch):
+@pytest.fixture
+def ask_behind_another(isolated_home, monkeypatch):
+    """The Ask page (AppTest) with a run started while another session holds the model;
+    yields (app, batch, let_go) where let_go() ends the other session's turn."""
     from streamlit.testing.v1 import AppTest
 
     from tests.test_ui_pages import APP
@@ -309,7 +312,6 @@ def test_ask_page_shows_the_place_in_line_and_cancel_ends_the_wait(isolated_home
     s = settings_mod.load()
     s.dataset = "ui-toy"
     settings_mod.save(s)
-    # another session's run holds the shared model
     held, done = threading.Event(), threading.Event()
 
     def other_session() -> None:
@@ -332,20 +334,42 @@ def test_ask_page_shows_the_place_in_line_and_cancel_ends_the_wait(isolated_home
         assert not at.exception
         infos = [e.value for e in at.info]
         assert "Waiting for the model: 2nd in line, 1 run ahead." in infos, infos
-        assert not [x for x in at.button if x.key == "ask_stop"]
-        at.button(key="ask_cancel").click().run()
-        assert b.join(5)
-        at.run()
-        assert not at.exception and not at.error
-        js = b.jobs[0]
-        assert js.status == "interrupted" and js.run_id is None
-        assert not [e.value for e in at.info if e.value.startswith("Waiting for the model")]
-        assert any("Cancelled while waiting for the model" in e.value for e in at.info)
-        assert Store().list_runs(limit=5) == []
-        assert [t.label for t in backend._LLM_LOCK.line()] == []
+        yield at, b, done.set
     finally:
         done.set()
         th.join(5)
         backend.clear_override()
         S.unregister()
         W._STORES.clear()
+
+
+def _waiting_shown(at) -> list[str]:
+    return [e.value for e in at.info if e.value.startswith("Waiting for the model")]
+
+
+def test_ask_page_cancel_ends_the_wait_and_stores_nothing(ask_behind_another):
+    from workbench.ui import backend
+    at, b, _ = ask_behind_another
+    assert not [x for x in at.button if x.key == "ask_stop"]
+    at.button(key="ask_cancel").click().run()
+    assert b.join(5)
+    at.run()
+    assert not at.exception and not at.error
+    js = b.jobs[0]
+    assert js.status == "interrupted" and js.run_id is None
+    assert not _waiting_shown(at)
+    assert any("Cancelled while waiting for the model" in e.value for e in at.info)
+    assert Store().list_runs(limit=5) == []
+    assert backend._LLM_LOCK.line() == []
+
+
+def test_ask_page_runs_when_its_turn_comes(ask_behind_another):
+    at, b, let_go = ask_behind_another
+    let_go()
+    assert b.join(20)
+    at.run()
+    assert not at.exception and not at.error
+    js = b.jobs[0]
+    assert js.status == "finished" and not _waiting_shown(at)
+    assert Store().get_run(js.run_id)["status"] == "finished"
+    assert len(at.session_state["ask__view"]["nodes"]) == 5
