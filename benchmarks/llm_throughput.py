@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import llama_cpp  # noqa: E402,F401  (before numpy: see batched_decode.py)
 from workbench.llm.base import GenParams  # noqa: E402
 from workbench.llm.isolated import IsolatedBackend  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
@@ -79,9 +80,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--nodes", type=int, default=8, help="node calls per side")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--n-gpu-layers", type=int, default=0, help="-1 offloads every layer")
     args = ap.parse_args()
     path = resolve(args.model)
-    kw = dict(n_ctx=4096, n_threads=args.threads)
+    kw = dict(n_ctx=4096, n_threads=args.threads, n_gpu_layers=args.n_gpu_layers)
     local = LlamaCppBackend(path, **kw)
     iso = IsolatedBackend(path, **kw)
     sides = {"in_process": local, "isolated": iso}
@@ -132,7 +134,7 @@ def main() -> None:
         "isolation_overhead_pct": {"per_call_fixed": round(fixed_pct, 2),
                                    "per_token": round(per_token_pct, 2),
                                    "per_node_call": round(node_pct, 2)},
-        "tokens": args.tokens, "model": info.name}))
+        "tokens": args.tokens, "model": info.name, "n_gpu_layers": args.n_gpu_layers}))
 
 
 if __name__ == "__main__":
