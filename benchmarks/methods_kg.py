@@ -31,7 +31,7 @@ from workbench.cpu_share import Meter, describe  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
-from workbench.eval.metrics import exact_match, token_f1  # noqa: E402
+from workbench.eval.metrics import DEFAULT_PROFILE, exact_match, token_f1  # noqa: E402
 from workbench.methods.common import hit_at_1  # noqa: E402
 from workbench.runner import run_to_end  # noqa: E402
 from workbench.trace import retrieval_label  # noqa: E402
@@ -146,7 +146,8 @@ def main() -> None:
                   f"wall={row['wall_s']:6.1f}s route={route or '-':7s} "
                   f"lost_at={row['lost_at'] or '-':13s} {row['answer']!r}", flush=True)
         n = len(rows) or 1
-        fig = {"hits@1": round(sum(r["hit"] for r in rows) / n, 3),
+        fig = {"metric_profile": DEFAULT_PROFILE,
+               "hits@1": round(sum(r["hit"] for r in rows) / n, 3),
                "em": round(sum(r["em"] for r in rows) / n, 3),
                "token_f1": round(sum(r["f1"] for r in rows) / n, 3),
                "llm_calls": round(sum(r["llm_calls"] for r in rows) / n, 2),

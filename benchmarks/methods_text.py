@@ -39,7 +39,7 @@ from workbench.config import parse_sets  # noqa: E402
 from workbench.cpu_share import CONTENDED, Meter, describe  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
-from workbench.eval.metrics import exact_match, token_f1  # noqa: E402
+from workbench.eval.metrics import DEFAULT_PROFILE, exact_match, token_f1  # noqa: E402
 from workbench.methods.common import contains_gold  # noqa: E402
 from workbench.runner import run_to_end  # noqa: E402
 from workbench.trace import retrieval_label  # noqa: E402
@@ -167,6 +167,8 @@ class Table:
     def __init__(self) -> None:
         self.figures: dict[str, dict[str, float]] = {}
         self.per_q: dict[str, dict[str, list[float]]] = {}
+        print(f"metrics: {DEFAULT_PROFILE} profile (acc = whole-token contains, EM/F1 as the "
+              f"HotpotQA/MuSiQue scripts; workbench.eval.metrics)", flush=True)
         print(f"{'method':22s} {'n':>3s} {'calls':>6s} {'tokens':>7s} {'wall_s':>7s} "
               f"{'cached':>6s} {'acc':>5s} {'EM':>5s} {'F1':>5s} {'refused':>7s} {'failed':>6s} "
               "retrieval",
@@ -180,6 +182,7 @@ class Table:
              "mean_tokens": round(statistics.mean(r.tokens for r in rows), 1),
              "mean_wall_s": round(statistics.mean(walls), 2) if walls else None,
              "n_wall": len(walls),
+             "metric_profile": DEFAULT_PROFILE,
              "accuracy": round(statistics.mean(r.ok for r in rows), 3),
              "em": round(statistics.mean(r.em for r in rows), 3),
              "token_f1": round(statistics.mean(r.f1 for r in rows), 3),

@@ -241,6 +241,8 @@ with tab_results:
             selections.append((*k, group))
 
     st.subheader(f"{mlabel} per method (95% CI)")
+    from workbench.eval.metrics import profile_caption as _profile_caption
+    st.caption(_profile_caption(ev_spec))
     _chart(C.metric_bars(data["summary"], mlabel), "ev_summary")
 
     if data["paired"]:

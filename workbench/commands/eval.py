@@ -58,6 +58,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--crag-profile", choices=["ragx", "crag_official"],
                    help="ragx (paper, default) or crag_official: the official evaluator's "
                         "'invalid' rule and 75-token cut of each prediction")
+    p.add_argument("--metric-profile", choices=["official", "lenient", "crp-paper"],
+                   help="how EM/F1/contains normalise and what EM and F1 mean: official "
+                        "(HotpotQA/MuSiQue scripts, default), lenient (also folds Unicode and "
+                        "typographic punctuation) or crp-paper (EM = containment, F1 = "
+                        "ROUGE-L >= tau); `python -m workbench score` shows all three")
     p.add_argument("--tau-f1", type=number(float, 0, 1),
                    help="ROUGE-L cut-off of CRP-RAG's F1 (default 0.5)")
     p.add_argument("--batch", type=number(int, 1), metavar="N",
@@ -146,7 +151,8 @@ def _spec(args: argparse.Namespace):
         if args.limit is not None:
             spec.limit = args.limit
     for attr, val in (("primary", args.primary), ("judge", args.judge), ("crag_mode", args.crag_mode),
-                      ("crag_profile", args.crag_profile), ("tau_f1", args.tau_f1)):
+                      ("crag_profile", args.crag_profile), ("tau_f1", args.tau_f1),
+                      ("metric_profile", args.metric_profile)):
         if val is not None:
             setattr(spec, attr, val)
     if not spec.methods:
@@ -191,6 +197,9 @@ class _Bar:
 
 def _print_summary(st: Store, eval_id: str) -> None:
     from ..eval import queries as Q
+    from ..eval.metrics import profile_caption
+    from ..eval.runner import get_eval
+    print("\n" + profile_caption(get_eval(st, eval_id).get("spec")))
     rows = {(r["method"], r["variant"]): r for r in Q.summary(st, eval_id, "correct")}
     extra = {}
     for m in ("em", "f1", "contains", "acc_lm", "crag_score"):
@@ -262,7 +271,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             row = get_eval(st, eval_id)
             from ..triage import store as triage_store
             if args.json:
-                print(json.dumps({"eval": row, "summary": Q.summary(st, eval_id),
+                from ..eval.metrics import profile_of
+                print(json.dumps({"eval": row, "metric_profile": profile_of(row.get("spec")),
+                                  "summary": Q.summary(st, eval_id),
                                   "paired": Q.paired(st, eval_id),
                                   "triage": triage_store.summary(st, eval_id)}, indent=2,
                                  default=str))

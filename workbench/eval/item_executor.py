@@ -255,6 +255,7 @@ def score_item(setup: WorkerSetup, item: Item, tr: T.Trace, run_ms: float, judge
                        primary=sc.get("primary"), tau_f1=sc.get("tau_f1", M.DEFAULT_TAU_F1),
                        crag_mode=sc.get("crag_mode"),
                        crag_profile=sc.get("crag_profile", "ragx"),
+                       metric_profile=sc.get("metric_profile", M.LEGACY_PROFILE),
                        answer_entities=q.get("answer_entities") or [])
     if tr.status == "failed":
         s.correct = False

@@ -5,6 +5,37 @@ against gold structure (sub-question decompositions, gold KG paths).
 Every function here is pure and cheap except :class:`LLMJudge`, which calls a backend.
 A refusal (``trace.answer["refused"]``) scores 0 on every answer metric and is
 "missing" for CRAG; :func:`score_answer` applies that rule in one place.
+
+This module is the one place where answers are normalised and matched: the methods
+(``workbench.methods.common``), the benchmarks, triage and the pages call
+:func:`normalize_answer` / :func:`contains_match` from here.
+
+Metric profiles (:data:`METRIC_PROFILES`; stored with every eval as
+``spec.metric_profile``; an eval stored without one computed ``lenient``):
+
+``official`` (the default)
+    Exactly the normalisation of HotpotQA's ``hotpot_evaluate_v1.py`` and MuSiQue's
+    ``metrics/answer.py`` (SQuAD's): lower-case, delete the ASCII characters of
+    ``string.punctuation``, remove the articles a/an/the, collapse whitespace. No Unicode
+    folding: "O’Brien" (typographic apostrophe) does not match "O'Brien". EM and token F1
+    are the max over the gold answers; F1 follows HotpotQA's rule that a prediction or
+    gold that normalises to ``yes``, ``no`` or ``noanswer`` scores F1 0 unless both are
+    equal; two answers with no tokens score F1 1 (MuSiQue/SQuAD 2.0).
+``lenient``
+    What the workbench computed before profiles existed: NFKC-fold the text first
+    (full-width letters, ligatures, non-breaking spaces) and also delete typographic
+    punctuation (‘ ’ “ ” – — …), then as ``official``, without the yes/no rule. More
+    generous than every official script; kept for old evals and for diagnostics that look
+    for a gold answer inside passages (triage, structure scores).
+``crp-paper``
+    CRP-RAG's Eqs. 14-15: "EM" is containment (:func:`contains_match`: a normalised gold
+    answer occurs, as whole tokens, in the normalised prediction) and "F1" is the
+    thresholded ROUGE-L (:func:`rouge_l_f1`, 1 iff 2·LCS/(|pred|+|gold|) >= tau_f1).
+    The paper does not say how it normalises; this profile uses ``official``'s.
+
+Containment is whole-token in every profile ("1" is not in "1999"); FlashRAG's ``acc``
+is a plain substring test, so it can be a little higher. Gold answers that are empty or
+blank are ignored (``""`` and ``[""]`` both mean "no gold").
 """
 from __future__ import annotations
 
@@ -19,43 +50,113 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 # ---------------------------------------------------------------------------
-# normalisation
+# metric profiles and normalisation
 # ---------------------------------------------------------------------------
 
+METRIC_PROFILES = ("official", "lenient", "crp-paper")
+DEFAULT_PROFILE = "official"
+LEGACY_PROFILE = "lenient"      # what an eval stored without a profile computed
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-_PUNCT = set(string.punctuation) | {"‘", "’", "“", "”", "–", "—", "…"}
+_OFFICIAL_PUNCT = frozenset(string.punctuation)
+_TYPOGRAPHIC = frozenset({"‘", "’", "“", "”", "–", "—", "…"})
+_LENIENT_PUNCT = _OFFICIAL_PUNCT | _TYPOGRAPHIC
+_YES_NO = ("yes", "no", "noanswer")
 
 
-def normalize_answer(s: str | None) -> str:
-    """SQuAD normalisation: lower-case, drop punctuation and articles, collapse spaces."""
+def check_profile(profile: str | None) -> str:
+    """The profile name, or ValueError naming the valid ones."""
+    if profile not in METRIC_PROFILES:
+        raise ValueError(f"unknown metric profile {profile!r}; valid: {', '.join(METRIC_PROFILES)}")
+    return profile
+
+
+def profile_of(spec: dict[str, Any] | None) -> str:
+    """The metric profile an eval's stored spec was scored with (``lenient`` when the spec
+    predates profiles)."""
+    p = (spec or {}).get("metric_profile")
+    return p if p in METRIC_PROFILES else LEGACY_PROFILE
+
+
+def profile_caption(spec: dict[str, Any] | None) -> str:
+    """``metrics: official profile`` (plus the CRAG profile and tau_f1 when they matter):
+    what an eval's EM/F1/contains columns mean, for ``eval show`` and the Evaluate page."""
+    spec = spec or {}
+    prof = profile_of(spec)
+    out = f"metrics: {prof} profile"
+    if "metric_profile" not in spec:
+        out += " (stored before profiles existed)"
+    if spec.get("crag_profile") not in (None, "ragx"):
+        out += f" · CRAG {spec['crag_profile']}"
+    tau = spec.get("tau_f1")
+    if prof == "crp-paper" or tau not in (None, DEFAULT_TAU_F1):
+        out += f" · tau_f1 {DEFAULT_TAU_F1 if tau is None else tau}"
+    return out
+
+
+def normalize_answer(s: str | None, profile: str = DEFAULT_PROFILE) -> str:
+    """SQuAD normalisation: lower-case, drop punctuation and articles, collapse spaces.
+    ``lenient`` first folds NFKC and also drops typographic punctuation (module docstring)."""
     if not s:
         return ""
-    s = unicodedata.normalize("NFKC", str(s)).lower()
-    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = str(s)
+    if profile == "lenient":
+        s = unicodedata.normalize("NFKC", s)
+        punct = _LENIENT_PUNCT
+    else:
+        check_profile(profile)
+        punct = _OFFICIAL_PUNCT
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in punct)
     s = _ARTICLES.sub(" ", s)
     return " ".join(s.split())
 
 
-def tokens(s: str | None) -> list[str]:
-    return normalize_answer(s).split()
+def tokens(s: str | None, profile: str = DEFAULT_PROFILE) -> list[str]:
+    return normalize_answer(s, profile).split()
 
 
 def _golds(golds: str | Iterable[str] | None) -> list[str]:
+    """Gold answers as a list, blank ones dropped: ``""`` and ``[""]`` are both no gold."""
     if golds is None:
         return []
     if isinstance(golds, str):
-        return [golds]
-    return [g for g in golds if g is not None and str(g).strip() != ""]
+        golds = [golds]
+    return [str(g) for g in golds if g is not None and str(g).strip() != ""]
 
 
 # ---------------------------------------------------------------------------
 # SQuAD exact match / token F1 / containment
 # ---------------------------------------------------------------------------
 
-def exact_match(pred: str | None, golds: str | Iterable[str]) -> float:
-    """1.0 if the normalised prediction equals any normalised gold answer."""
-    p = normalize_answer(pred)
-    return float(any(p == normalize_answer(g) for g in _golds(golds)))
+def _contains(hay: str, needle: str) -> bool:
+    """Whole-token containment of normalised strings ("1" is not in "1999")."""
+    if not needle:
+        return False
+    return f" {needle} " in f" {hay} "
+
+
+def contains_match(pred: str | None, golds: str | Iterable[str],
+                   profile: str = DEFAULT_PROFILE) -> float:
+    """1.0 if a normalised gold answer appears, as whole tokens, in the normalised
+    prediction (CRP-RAG's "EM"; the benchmarks' "accuracy (contains)")."""
+    prof = "official" if profile == "crp-paper" else profile
+    p = normalize_answer(pred, prof)
+    return float(any(_contains(p, normalize_answer(g, prof)) for g in _golds(golds)))
+
+
+def _squad_em(pred: str | None, golds: str | Iterable[str], profile: str) -> float:
+    p = normalize_answer(pred, profile)
+    return float(any(p == normalize_answer(g, profile) for g in _golds(golds)))
+
+
+def exact_match(pred: str | None, golds: str | Iterable[str],
+                profile: str = DEFAULT_PROFILE) -> float:
+    """1.0 if the normalised prediction equals any normalised gold answer; under
+    ``crp-paper`` the paper's EM, which is containment (Eq. 14)."""
+    if check_profile(profile) == "crp-paper":
+        return contains_match(pred, golds, profile)
+    return _squad_em(pred, golds, profile)
 
 
 def _f1(pred_toks: Sequence[str], gold_toks: Sequence[str]) -> float:
@@ -69,26 +170,27 @@ def _f1(pred_toks: Sequence[str], gold_toks: Sequence[str]) -> float:
     return 2 * prec * rec / (prec + rec)
 
 
-def token_f1(pred: str | None, golds: str | Iterable[str]) -> float:
-    """SQuAD token-overlap F1, the max over gold answers."""
+def _official_f1(pred: str, gold: str) -> float:
+    """HotpotQA's ``f1_score``: a yes/no/noanswer side that differs scores 0."""
+    np_, ng = normalize_answer(pred, "official"), normalize_answer(gold, "official")
+    if (np_ in _YES_NO or ng in _YES_NO) and np_ != ng:
+        return 0.0
+    return _f1(np_.split(), ng.split())
+
+
+def token_f1(pred: str | None, golds: str | Iterable[str], profile: str = DEFAULT_PROFILE,
+             tau: float | None = None) -> float:
+    """SQuAD token-overlap F1, the max over gold answers (``official``: with HotpotQA's
+    yes/no/noanswer rule); under ``crp-paper`` the paper's thresholded ROUGE-L (Eq. 15)."""
+    if check_profile(profile) == "crp-paper":
+        return rouge_l_f1(pred, golds, DEFAULT_TAU_F1 if tau is None else tau, profile)
     gs = _golds(golds)
     if not gs:
         return 0.0
-    pt = tokens(pred)
-    return max(_f1(pt, tokens(g)) for g in gs)
-
-
-def _contains(hay: str, needle: str) -> bool:
-    """Whole-token containment of normalised strings ("1" is not in "1999")."""
-    if not needle:
-        return False
-    return f" {needle} " in f" {hay} "
-
-
-def contains_match(pred: str | None, golds: str | Iterable[str]) -> float:
-    """CRP-RAG's "EM": 1.0 if a normalised gold answer appears in the normalised prediction."""
-    p = normalize_answer(pred)
-    return float(any(_contains(p, normalize_answer(g)) for g in _golds(golds)))
+    if profile == "official":
+        return max(_official_f1(pred or "", g) for g in gs)
+    pt = tokens(pred, profile)
+    return max(_f1(pt, tokens(g, profile)) for g in gs)
 
 
 # ---------------------------------------------------------------------------
@@ -112,34 +214,57 @@ def lcs_len(a: Sequence[str], b: Sequence[str]) -> int:
     return prev[-1]
 
 
-def rouge_l(pred: str | None, golds: str | Iterable[str]) -> float:
-    """ROUGE-L = 2·LCS/(|pred| + |gold|) over normalised tokens, max over golds."""
-    pt = tokens(pred)
+def rouge_l(pred: str | None, golds: str | Iterable[str], profile: str = DEFAULT_PROFILE) -> float:
+    """ROUGE-L = 2·LCS/(|pred| + |gold|) over normalised tokens, max over golds
+    (``crp-paper`` normalises as ``official``)."""
+    prof = "official" if check_profile(profile) == "crp-paper" else profile
+    pt = tokens(pred, prof)
     best = 0.0
     for g in _golds(golds):
-        gt = tokens(g)
-        if not pt and not gt:
-            continue
+        gt = tokens(g, prof)
         if pt or gt:
             best = max(best, 2.0 * lcs_len(pt, gt) / (len(pt) + len(gt)))
     return best
 
 
-def rouge_l_f1(pred: str | None, golds: str | Iterable[str], tau: float = DEFAULT_TAU_F1) -> float:
-    """CRP-RAG's per-example "F1": 1.0 iff ROUGE-L >= tau."""
-    return float(rouge_l(pred, golds) >= tau)
+def rouge_l_f1(pred: str | None, golds: str | Iterable[str], tau: float = DEFAULT_TAU_F1,
+               profile: str = DEFAULT_PROFILE) -> float:
+    """CRP-RAG's per-example "F1" (Eq. 15): 1.0 iff ROUGE-L >= tau."""
+    return float(rouge_l(pred, golds, profile) >= tau)
 
 
 # ---------------------------------------------------------------------------
 # FRAG: Hits@1 (KG answers)
 # ---------------------------------------------------------------------------
 
-def hits_at_1(pred: str | None, golds: str | Iterable[str]) -> float:
+def substring_match(pred: str | None, golds: str | Iterable[str],
+                    profile: str = DEFAULT_PROFILE) -> float:
+    """1.0 if a normalised gold answer is a substring of the normalised prediction (no
+    word boundaries, unlike :func:`contains_match`): FRAG's lenient Hits@1."""
+    prof = "official" if check_profile(profile) == "crp-paper" else profile
+    p = normalize_answer(pred, prof)
+    return float(any(g and g in p for g in (normalize_answer(x, prof) for x in _golds(golds))))
+
+
+def hits_at_1(pred: str | None, golds: str | Iterable[str], profile: str = DEFAULT_PROFILE) -> float:
     """Any gold entity name or alias, normalised, occurs in the normalised first line
     of the output (FRAG's evaluation code; substring, so lenient)."""
     first = (pred or "").strip().splitlines()[0] if (pred or "").strip() else ""
-    p = normalize_answer(first)
-    return float(any(normalize_answer(g) and normalize_answer(g) in p for g in _golds(golds)))
+    return substring_match(first, golds, profile)
+
+
+def answer_metrics(pred: str | None, golds: str | Iterable[str], profile: str = DEFAULT_PROFILE,
+                   tau_f1: float = DEFAULT_TAU_F1) -> dict[str, Any]:
+    """Every gold-string metric of one prediction under one profile: ``em`` and ``f1`` as
+    the profile defines them, ``contains``, ``rouge_l``, ``rouge_f1`` and ``hits1``."""
+    check_profile(profile)
+    return {"profile": profile,
+            "em": exact_match(pred, golds, profile),
+            "f1": token_f1(pred, golds, profile, tau=tau_f1),
+            "contains": contains_match(pred, golds, profile),
+            "rouge_l": rouge_l(pred, golds, profile),
+            "rouge_f1": rouge_l_f1(pred, golds, tau_f1, profile),
+            "hits1": hits_at_1(pred, golds, profile)}
 
 
 # ---------------------------------------------------------------------------
@@ -225,7 +350,7 @@ def normalize_crag(s: str | None) -> str:
     t = _NUM.sub(num, t)
     # keep ISO dates and decimal points intact through punctuation removal
     t = re.sub(r"(?<=\d)\.(?=\d)", "zzdotzz", t.replace("-", " zzdashzz "))
-    return normalize_answer(t).replace(" zzdashzz ", "-").replace("zzdashzz", "-") \
+    return normalize_answer(t, LEGACY_PROFILE).replace(" zzdashzz ", "-").replace("zzdashzz", "-") \
         .replace("zzdotzz", ".")
 
 
@@ -285,7 +410,7 @@ def crag_label(pred: str | None, golds: str | Iterable[str], *, refused: bool = 
         p_inv = "invalid" in p.lower()
         if g_inv and p_inv:
             return _crag("accurate", "invalid_rule")
-        if g_inv != p_inv and g_inv:
+        if g_inv != p_inv:          # one side only, either side (crag-benchmark.md §3.3)
             return _crag("hallucinated", "invalid_rule")
     if mode == "exact_only":
         return _crag("hallucinated", "exact_only")
@@ -430,8 +555,8 @@ def subquestion_match(pred_subqs: Sequence[str], decomposition: Sequence[Any], *
     gold = _gold_subquestions(decomposition)
     if not gold:
         return None
-    gtok = [tokens(_PLACEHOLDER.sub(" ", g["question"])) for g in gold]
-    ptok = [tokens(_PLACEHOLDER.sub(" ", p)) for p in pred_subqs if p and p.strip()]
+    gtok = [tokens(_PLACEHOLDER.sub(" ", g["question"]), LEGACY_PROFILE) for g in gold]
+    ptok = [tokens(_PLACEHOLDER.sub(" ", p), LEGACY_PROFILE) for p in pred_subqs if p and p.strip()]
     pairs = sorted(((_f1(pt, gt), i, j) for j, gt in enumerate(gtok) for i, pt in enumerate(ptok)),
                    reverse=True)
     used_p, used_g, matched = set(), set(), 0
@@ -482,9 +607,11 @@ def kg_path_coverage(gold_paths: Sequence[Sequence[Any]], explored_text: str,
         e, t = _path_parts(p)
         ents += e
         trip += t
-    hay = normalize_answer(explored_text)
-    seen_t = {tuple(normalize_answer(x) for x in t) for t in explored_triples if len(t) == 3}
-    uniq = list(dict.fromkeys(normalize_answer(e) for e in ents if normalize_answer(e)))
+    def nz(x: str) -> str:          # a diagnostic: typographic text still counts as seen
+        return normalize_answer(x, LEGACY_PROFILE)
+    hay = nz(explored_text)
+    seen_t = {tuple(nz(x) for x in t) for t in explored_triples if len(t) == 3}
+    uniq = list(dict.fromkeys(nz(e) for e in ents if nz(e)))
     if not uniq:
         return None
     ent_cov = sum(_contains(hay, e) for e in uniq) / len(uniq)
@@ -492,7 +619,7 @@ def kg_path_coverage(gold_paths: Sequence[Sequence[Any]], explored_text: str,
     if trip:
         hit = 0
         for h, r, t in trip:
-            key = (normalize_answer(h), normalize_answer(r), normalize_answer(t))
+            key = (nz(h), nz(r), nz(t))
             if key in seen_t or (not seen_t and _contains(hay, key[0]) and _contains(hay, key[2])):
                 hit += 1
         out["path_triple_coverage"] = hit / len(trip)
@@ -634,6 +761,7 @@ class AnswerScore:
     judge_ms: float = 0.0
     judge_calls: int = 0
     extra: dict[str, float] = field(default_factory=dict)
+    metric_profile: str = DEFAULT_PROFILE
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -653,10 +781,13 @@ def score_answer(question: str, pred: str | None, answers: Sequence[str],
                  judge: LLMJudge | None = None, primary: str | None = None,
                  tau_f1: float = DEFAULT_TAU_F1, crag_mode: str | None = None,
                  crag_profile: str = "ragx", use_alt_ans: bool = True,
-                 answer_entities: Sequence[str] = ()) -> AnswerScore:
+                 answer_entities: Sequence[str] = (),
+                 metric_profile: str = DEFAULT_PROFILE) -> AnswerScore:
     """All answer metrics for one prediction. One judge call at most: the CRAG prompt
     on CRAG questions (its verdict is also Acc-LM), the Acc-LM prompt elsewhere
-    (its verdict also decides CRAG's second step)."""
+    (its verdict also decides CRAG's second step). ``metric_profile`` decides how
+    em/f1/contains/rouge/hits1 normalise and what em and f1 mean (module docstring)."""
+    check_profile(metric_profile)
     meta = meta or {}
     golds = list(answers) + ([a for a in aliases if a not in answers] if use_alt_ans else [])
     pred = pred or ""
@@ -668,10 +799,12 @@ def score_answer(question: str, pred: str | None, answers: Sequence[str],
     if refused:
         em = f1 = cont = rl = rf1 = h1 = 0.0
     else:
-        em, f1, cont = exact_match(pred, golds), token_f1(pred, golds), contains_match(pred, golds)
-        rl = rouge_l(pred, golds)
+        prof = metric_profile
+        em, f1 = exact_match(pred, golds, prof), token_f1(pred, golds, prof, tau=tau_f1)
+        cont = contains_match(pred, golds, prof)
+        rl = rouge_l(pred, golds, prof)
         rf1 = float(rl >= tau_f1)
-        h1 = hits_at_1(pred, golds + [e for e in answer_entities if e not in golds])
+        h1 = hits_at_1(pred, golds + [e for e in answer_entities if e not in golds], prof)
     fever = None
     if fever_q and answers:
         fever = 0.0 if refused else fever_accuracy(pred, answers[0])
@@ -707,7 +840,8 @@ def score_answer(question: str, pred: str | None, answers: Sequence[str],
         refused=refused, correct=correct, primary=primary,
         judge=judge.label if judge is not None else None,
         judge_raw=jv.raw if jv else None, judge_error=jv.error if jv else None,
-        judge_ms=jv.latency_ms if jv else 0.0, judge_calls=int(jv is not None and not jv.cached))
+        judge_ms=jv.latency_ms if jv else 0.0, judge_calls=int(jv is not None and not jv.cached),
+        metric_profile=metric_profile)
 
 
 # ---------------------------------------------------------------------------

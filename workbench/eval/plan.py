@@ -41,6 +41,7 @@ class EvalSpec:
     crag_mode: str | None = None        # exact_then_llm | normalised | exact_only (None: by judge)
     crag_profile: str = "ragx"          # ragx | crag_official
     tau_f1: float = M.DEFAULT_TAU_F1
+    metric_profile: str = M.DEFAULT_PROFILE   # official | lenient | crp-paper (eval.metrics)
     preset: str | None = None
     label: str = ""
     reuse_calls: str | None = None      # an eval whose stored calls answer matching calls
@@ -57,10 +58,15 @@ class EvalSpec:
                              f"least 1 and an offset of at least 0")
         if self.tau_f1 is not None and not 0 <= self.tau_f1 <= 1:
             raise ValueError(f"tau_f1={self.tau_f1}: give a number in [0, 1]")
+        M.check_profile(self.metric_profile)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "EvalSpec":
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        """A spec stored before metric profiles existed reads as ``lenient``, the profile
+        it was scored with, so a resume scores its new items the same way."""
+        kw = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        kw.setdefault("metric_profile", M.profile_of(d))
+        return cls(**kw)
 
 
 def load_sweep(path: str) -> dict[str, Any]:
@@ -83,7 +89,8 @@ def load_sweep(path: str) -> dict[str, Any]:
         raise ValueError(f"{path}: a sweep file must hold a mapping, not {type(data).__name__}")
     unknown = set(data) - {"dataset", "methods", "limit", "offset", "seed", "seeds", "set", "grid",
                            "variants", "primary", "judge", "preset", "label", "crag_mode",
-                           "crag_profile", "tau_f1", "split", "allow_leakage"}
+                           "crag_profile", "tau_f1", "metric_profile", "split",
+                           "allow_leakage"}
     if unknown:
         raise ValueError(f"{path}: unknown key(s) {sorted(unknown)}")
     for k in ("grid",):
@@ -96,7 +103,7 @@ def load_sweep(path: str) -> dict[str, Any]:
 def apply_sweep(spec: EvalSpec, sweep: dict[str, Any]) -> EvalSpec:
     d = spec.to_dict()
     for k in ("dataset", "limit", "offset", "primary", "judge", "preset", "label", "crag_mode",
-              "crag_profile", "tau_f1", "split", "allow_leakage"):
+              "crag_profile", "tau_f1", "metric_profile", "split", "allow_leakage"):
         if sweep.get(k) is not None:
             d[k] = sweep[k]
     if sweep.get("methods"):

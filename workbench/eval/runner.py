@@ -275,7 +275,8 @@ class EvalRunner:
             eval_id=self.eval_id, dataset=self.spec.dataset, backend=self.backend_spec,
             judge=self.spec.judge,
             scoring={"primary": self.spec.primary, "tau_f1": self.spec.tau_f1,
-                     "crag_mode": self.spec.crag_mode, "crag_profile": self.spec.crag_profile},
+                     "crag_mode": self.spec.crag_mode, "crag_profile": self.spec.crag_profile,
+                     "metric_profile": self.spec.metric_profile},
             factories=self.factories, replay=self._replay,
             items_at_once=self.workers * self.items_together if self._mode() == "threads" else 1)
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import string
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from .. import trace as T
+from ..eval import metrics as _M
 from ..knowledge.types import Hit
 from ..llm.base import Completion, GenParams
 from .batched import relay
@@ -149,25 +149,21 @@ def first_sentence(text: str) -> str:
     return t[: m.start()] if m else t
 
 
-def normalize_answer(s: str) -> str:
-    """SQuAD-style: lowercase, drop punctuation and articles, collapse spaces."""
-    s = (s or "").lower()
-    s = "".join(ch for ch in s if ch not in set(string.punctuation))
-    s = re.sub(r"\b(a|an|the)\b", " ", s)
-    return " ".join(s.split())
+# Answer normalisation and matching live in one place, workbench.eval.metrics (its
+# docstring describes the metric profiles); these names are kept for the methods.
+normalize_answer = _M.normalize_answer
 
 
-def hit_at_1(prediction: str, golds: Sequence[str]) -> bool:
+def hit_at_1(prediction: str, golds: Sequence[str], profile: str = _M.DEFAULT_PROFILE) -> bool:
     """FRAG's lenient Hits@1 (spec frag.md §5.2): a normalised gold answer is a substring of
     the normalised prediction (no word boundaries, unlike :func:`contains_gold`)."""
-    p = normalize_answer(prediction)
-    return any(normalize_answer(g) and normalize_answer(g) in p for g in golds)
+    return bool(_M.substring_match(prediction, golds, profile))
 
 
-def contains_gold(prediction: str, golds: Sequence[str]) -> bool:
-    """The "contains" EM: a normalised gold answer occurs in the normalised prediction."""
-    p = f" {normalize_answer(prediction)} "
-    return any(g and f" {normalize_answer(g)} " in p for g in golds if normalize_answer(g))
+def contains_gold(prediction: str, golds: Sequence[str], profile: str = _M.DEFAULT_PROFILE) -> bool:
+    """The "contains" EM: a normalised gold answer occurs, as whole tokens, in the
+    normalised prediction (:func:`workbench.eval.metrics.contains_match`)."""
+    return bool(_M.contains_match(prediction, golds, profile))
 
 
 # --- scores --------------------------------------------------------------------------

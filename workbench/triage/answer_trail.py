@@ -26,6 +26,8 @@ from ..eval.queries import eval_where, series
 RETRIEVAL = "retrieval"
 _UNTRACEABLE = {"yes", "no"}
 
+_DIAG = M.LEGACY_PROFILE     # a diagnostic: typographic text still holds the gold
+
 
 @dataclass
 class Trail:
@@ -36,12 +38,12 @@ class Trail:
 
 def untraceable(golds: Sequence[str], question: str) -> str:
     """Why the gold answer cannot be followed through a run, or ""."""
-    norm = [M.normalize_answer(g) for g in golds if g]
+    norm = [M.normalize_answer(g, _DIAG) for g in golds if g]
     if not norm:
         return "no gold answer"
     if any(g in _UNTRACEABLE for g in norm):
         return "a yes/no answer"
-    if M.contains_match(question, golds):
+    if M.contains_match(question, golds, _DIAG):
         return "the gold answer is in the question"
     return ""
 
@@ -58,7 +60,7 @@ def trail(steps: Iterable[tuple[str, str]], golds: Sequence[str], question: str)
     for stage, text in steps:
         if stage not in stages:
             stages.append(stage)
-        if not why and stage not in held and text and M.contains_match(text, golds):
+        if not why and stage not in held and text and M.contains_match(text, golds, _DIAG):
             held.add(stage)
     return Trail(stages, [s for s in stages if s in held], why)
 

@@ -101,6 +101,10 @@ STEP_MATCH = 0.5
 _PLACEHOLDER = re.compile(r"#\d+")
 _QUERY_ATTRS = ("question_executed", "question", "sub_question", "query")
 
+# Triage looks for a gold answer in texts: the lenient profile (typographic quotes and
+# Unicode folded) so that a passage spelling "O’Brien" still holds the gold "O'Brien".
+_DIAG = M.LEGACY_PROFILE
+
 
 @dataclass
 class Triage:
@@ -197,7 +201,7 @@ def step_matches(tr: Any, decomposition: Sequence[Any]) -> dict[str, dict[str, A
     """Node -> best gold sub-question (index, text, token-F1 score, matched)."""
     gold = [str(d.get("question") or "") if isinstance(d, dict) else str(d)
             for d in decomposition or []]
-    gtok = [M.tokens(_PLACEHOLDER.sub(" ", g)) for g in gold]
+    gtok = [M.tokens(_PLACEHOLDER.sub(" ", g), _DIAG) for g in gold]
     if not any(gtok):
         return {}
     out = {}
@@ -205,7 +209,7 @@ def step_matches(tr: Any, decomposition: Sequence[Any]) -> dict[str, dict[str, A
         if n.kind in ("question", "answer", "refusal") or \
                 (n.kind not in M.SUBQ_NODE_KINDS and not n.evidence):
             continue
-        ptok = M.tokens(_PLACEHOLDER.sub(" ", _node_query(n)))
+        ptok = M.tokens(_PLACEHOLDER.sub(" ", _node_query(n)), _DIAG)
         if not ptok:
             continue
         scores = [M._f1(ptok, g) if g else 0.0 for g in gtok]
@@ -300,8 +304,9 @@ def triage(tr: Any, question: Any = None, correct: bool | None = None) -> Triage
                             "decomposition, gold path or answer entities)", correct=verdict)
     refused = _refused(tr)
     if correct is None:
-        correct = bool(M.contains_match((tr.answer or {}).get("text"), golds)) and not refused
-    contained = not refused and any(M.contains_match(o, golds) for o in _outputs(tr))
+        correct = bool(M.contains_match((tr.answer or {}).get("text"), golds, _DIAG)) \
+            and not refused
+    contained = not refused and any(M.contains_match(o, golds, _DIAG) for o in _outputs(tr))
     marks = node_marks(tr, ge.hops)
     found = sorted({m["hop"] for ms in marks.values() for m in ms})
     found_q = _q_found(tr, ge.hops)

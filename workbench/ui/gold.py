@@ -1,21 +1,11 @@
 """Correctness of an answer against a question's gold answers, for the Ask/Compare/Runs
-pages. Uses ``workbench.eval.metrics`` when the evaluation layer provides
-``answer_metrics(prediction, golds) -> dict``; otherwise SQuAD-style normalised exact
-match and containment (what the specs call EM and contains-match)."""
+pages: the metrics of ``workbench.eval.metrics`` (the one place answers are normalised
+and matched) under the default ``official`` profile; "correct" is containment."""
 from __future__ import annotations
 
-import re
-import string
 from typing import Any, Sequence
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.I)
-
-
-def normalise(s: str) -> str:
-    s = str(s).lower()
-    s = "".join(ch for ch in s if ch not in set(string.punctuation))
-    s = _ARTICLES.sub(" ", s)
-    return " ".join(s.split())
+from ..eval import metrics as M
 
 
 def golds_of(question: Any) -> list[str]:
@@ -32,15 +22,7 @@ def judge(answer: str | None, golds: Sequence[str], refused: bool = False) -> di
     golds = [g for g in golds if g]
     if not golds:
         return None
-    try:
-        from ..eval.metrics import answer_metrics      # type: ignore[import-not-found]
-        m = dict(answer_metrics(answer or "", list(golds)))
-        m.setdefault("correct", bool(m.get("contains", m.get("em", False))) and not refused)
-        return m
-    except (ImportError, AttributeError, TypeError):
-        pass
-    a = normalise(answer or "")
-    em = any(a == normalise(g) for g in golds)
-    contains = bool(a) and any(normalise(g) and normalise(g) in a for g in golds)
-    return {"em": float(em), "contains": float(contains),
-            "correct": bool((em or contains) and not refused), "judge": "normalised-contains"}
+    m: dict[str, Any] = M.answer_metrics(answer or "", list(golds))
+    m["correct"] = bool(m["contains"] or m["em"]) and not refused
+    m["judge"] = f"{m['profile']}-contains"
+    return m
