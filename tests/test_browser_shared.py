@@ -114,11 +114,14 @@ def test_three_sessions_share_the_model_in_turn(browser, tmp_path):
         assert any(2 in places[i] for i in waited), places
         assert any(3 in places[i] for i in waited), places
         assert set(waited) <= cancels, "a waiting session had no Cancel button"
-        alone = [first_node[i] for i in range(3) if not places[i] and i in first_node]
-        assert alone, f"no session found the model free: {places}"
-        # the bound of test_browser_e2e's first-node check: on 2 shared cores the page and
-        # its graph frame, not the model, take most of this
-        assert max(alone) < 10.0, f"first node after {max(alone):.2f} s with no one ahead"
+        alone = [i for i in range(3) if not places[i]]
+        assert len(alone) == 1 and alone[0] in first_node, (places, first_node)
+        # The session that found the model free drew its first node before any waiting
+        # one did. Not a bound in seconds: on 2 cores shared with other test runs a page's
+        # rerun alone has taken over a minute; the live-runner tests time the first node.
+        drawn_at = {i: clicked[i] + first_node[i] for i in first_node}
+        assert all(drawn_at[alone[0]] < drawn_at[i] for i in waited if i in drawn_at), \
+            (first_node, places)
         (ARTIFACTS / "e2e_shared_timing.json").write_text(json.dumps(
             {"method": METHOD, "model": MODEL,
              "first_node_s": {str(i): round(s, 2) for i, s in sorted(first_node.items())},
