@@ -92,10 +92,9 @@ def ask_step(method: str, timeout: float) -> dict:
         raise SystemExit(f"the Ask run ended {js.status!r}: {errors or js.error}")
     from workbench.store import Store
     run = Store().get_run(js.run_id)
-    calls = run.get("n_llm_calls") or run.get("llm_calls")
     return {"method": method, "status": js.status, "first_node_s": round(first or total, 3),
-            "run_s": round(total, 2), "nodes": len(batch.view(0).nodes), "llm_calls": calls,
-            "answer": (js.verdict or {}).get("answer") if isinstance(js.verdict, dict) else None}
+            "run_s": round(total, 2), "nodes": len(batch.view(0).nodes),
+            "llm_calls": run["llm_calls"], "answer": run["answer"], "correct": run["correct"]}
 
 
 # ------------------------------------------------------------------ the eval step
