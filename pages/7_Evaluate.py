@@ -15,6 +15,7 @@ from workbench.eval import jobs, presets
 from workbench.eval import queries as Q
 from workbench.eval.metrics import PRIMARY_METRICS
 from workbench.store import Store
+from workbench.ui import access
 from workbench.viz import eval_charts as C
 from workbench.viz.safe import md_escape
 
@@ -118,7 +119,10 @@ with tab_run:
                                     "fitted state saw (in-sample numbers); such rows are "
                                     "marked. Off: the eval is refused.")
     running = jobs.active()
-    if st.button("Launch eval", type="primary", disabled=bool(running) or not chosen):
+    # An eval is the machine's for its whole length (workers, model loads): the host's.
+    may_run = access.host_only("Starting or resuming evals")
+    if st.button("Launch eval", type="primary", disabled=bool(running) or not chosen
+                 or not may_run) and may_run:
         try:
             spec = jobs.build_spec(dataset=dataset, methods=chosen, limit=int(limit),
                                    seed=int(seed), sets_text=sets_text, grid_text=grid_text,
@@ -142,7 +146,7 @@ with tab_run:
                             format_func=lambda e: next(f"{e} · {r['dataset']} · {r['n_done']}/"
                                                        f"{r['n_planned']} · {r['status']}"
                                                        for r in unfinished if r["eval_id"] == e))
-        if c2.button("Resume", disabled=bool(running)):
+        if c2.button("Resume", disabled=bool(running) or not may_run) and may_run:
             from workbench.ui.backend import get_llm
             job = jobs.start(None, store=store, resume=pick, backend=get_llm())
             st.session_state["eval_job"] = job.id

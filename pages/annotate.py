@@ -7,6 +7,7 @@ import time
 import streamlit as st
 
 from workbench import annotations as A
+from workbench.ui import access
 from workbench.ui import queries as Q
 from workbench.ui import triage_view as TV
 from workbench.ui import widgets as W
@@ -136,12 +137,14 @@ with tab_one:
     st.markdown("**Annotations on this run**")
     if not anns:
         st.caption("None yet.")
+    may_delete = access.host_only("Deleting annotations") if anns else False
     for a in anns:
         c1, c2 = st.columns([6, 1], vertical_alignment="center")
         c1.markdown(f"`{W.md_escape(a['target_kind'])} {W.md_escape(a['target_id'])}` · "
                     f"**{W.md_escape(W.tag_text(a['tags']))}** · {W.md_escape(a['note'])} "
                     f"— *{W.md_escape(a['author'] or 'anonymous')}*")
-        if c2.button("Delete", key=f"{K}__del_{a['id']}"):
+        if c2.button("Delete", key=f"{K}__del_{a['id']}", disabled=not may_delete) \
+                and may_delete:
             store.delete_annotation(a["id"])
             st.rerun()
     d1, d2 = st.columns(2)

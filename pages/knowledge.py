@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from workbench.ui import access
 from workbench.ui import data as D
 from workbench.ui import widgets as W
 from workbench.ui.component import graph as graph_component
@@ -41,7 +42,12 @@ with t_pass:
         kind = c[1].selectbox("Retriever", kinds, index=kinds.index(settings.retriever)
                               if settings.retriever in kinds else 0, key=f"{K}__kind")
         k = c[2].number_input("k", 1, 50, int(settings.k), key=f"{K}__k")
-        if query.strip():
+        # A search with an index not built yet builds it (minutes and a cache file for a
+        # large corpus, dense or hybrid): the host's in shared mode.
+        if query.strip() and not D.index_built(ds, kind) and \
+                not access.host_only(f"Building the {kind} index"):
+            st.caption(f"The {kind} index of this dataset is not built yet.")
+        elif query.strip():
             try:
                 with st.spinner(f"Searching with {kind} (the first search builds the index)…"):
                     hits = ds.retriever(kind).search(query.strip(), int(k))

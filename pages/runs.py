@@ -7,6 +7,7 @@ import streamlit as st
 
 from workbench.annotations import TAXONOMY, node_badges
 from workbench.trace import Trace
+from workbench.ui import access
 from workbench.ui import data as D
 from workbench.ui import queries as Q
 from workbench.ui import widgets as W
@@ -115,8 +116,11 @@ with t_exp:
                        file_name=f"{run_id}.html", mime="text/html", key=f"{K}__html",
                        help="Graph and inspector data in one file; opens without a server.")
     st.divider()
-    confirm = st.checkbox("I want to delete this run", key=f"{K}__confirm")
-    if st.button("Delete run", disabled=not confirm, key=f"{K}__delete"):
+    may_delete = access.host_only("Deleting runs")      # the one store is everyone's
+    confirm = st.checkbox("I want to delete this run", key=f"{K}__confirm",
+                          disabled=not may_delete)
+    if st.button("Delete run", disabled=not (confirm and may_delete), key=f"{K}__delete") \
+            and confirm and may_delete:
         store.delete_run(run_id)
         cache.clear()
         st.query_params.clear()

@@ -358,6 +358,25 @@ class Dataset:
                 got = self._retrievers[key] = self._build_retriever(kind, dict(opts))
             return got
 
+    def retriever_built(self, kind: str = "bm25") -> bool:
+        """Whether :meth:`retriever` with default options would load an index (in memory or
+        cached on disk) rather than build one; False for a kind it does not know."""
+        with self._lock:
+            if (kind, ()) in self._retrievers:
+                return True
+        if not self.passages:
+            return False
+        if kind == "bm25":
+            from ..knowledge.bm25 import BM25Params
+            return bm25_cache_path(self.corpus_hash, BM25Params()).is_file()
+        if kind == "dense":
+            from ..knowledge.dense import cached_embeddings_file
+            f = cached_embeddings_file(self.corpus_hash)
+            return f is not None and f.is_file()
+        if kind == "hybrid":
+            return self.retriever_built("bm25") and self.retriever_built("dense")
+        return False
+
     def _build_retriever(self, kind: str, opts: dict[str, Any]):
         from ..knowledge import hybrid
         rerank = opts.pop("rerank", None)

@@ -176,6 +176,18 @@ def cache_path(corpus_hash: str, embedder: Embedder) -> Path:
     return paths.cache("embeddings") / f"{embedder.key}-{corpus_hash}.npy"
 
 
+def cached_embeddings_file(corpus_hash: str, model: str | os.PathLike | None = None) -> Path | None:
+    """Where the embeddings of this corpus by ``model`` are cached (None when the model is
+    not installed), found without loading the model."""
+    try:
+        path = resolve_model_path(model)
+    except ModelNotFoundError:
+        return None
+    name = DEFAULT_MODEL if model is None or str(model).strip().lower() in _DEFAULT_ALIASES \
+        else path.name
+    return paths.cache("embeddings") / f"{_model_key(path, name)}-{corpus_hash}.npy"
+
+
 def embed_corpus(passages: Sequence[Passage], embedder: Embedder, corpus_hash: str | None = None,
                  *, batch_size: int = 32, show_progress: bool = True,
                  use_cache: bool = True) -> tuple[np.ndarray, dict]:

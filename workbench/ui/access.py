@@ -13,7 +13,11 @@ environment says) every browser is a visitor:
   session unlocked with the token in ``WORKBENCH_ADMIN_TOKEN``;
 * per-session choices (a bundled model that is installed, retriever, k, dataset) live in
   that browser session's ``st.session_state`` and are never written to the file, so one
-  visitor's choice never changes another's.
+  visitor's choice never changes another's;
+* host-level actions on the other pages (deleting runs or annotations, starting or
+  resuming an eval, building a retrieval index, restarting the model) are the host's
+  too: :func:`host_only` says whether this session may do one, and what a visitor sees
+  instead. Asking, comparing, browsing and annotating stay open to every visitor.
 
 Every page gets its settings from :func:`current` (through ``widgets.setup_page``).
 """
@@ -91,6 +95,26 @@ def is_admin() -> bool:
 def can_edit_host() -> bool:
     """Whether this browser session may change host-level settings (and write the file)."""
     return not shared() or is_admin()
+
+
+HOST_ONLY_NOTE = "host only in shared mode: unlock on Settings"
+
+
+def host_only(label: str, *, note: bool = True) -> bool:
+    """Whether this browser session may do the host-level action ``label`` ("Deleting
+    runs", "Starting an eval"): always in local mode; in shared mode only in a session
+    unlocked with the admin token. When it may not, a caption in place says
+    ``label: host only in shared mode: unlock on Settings`` (``note=False``: nothing).
+
+    Call it once where the control is drawn, disable (or leave out) the control when it
+    says False, and require the same answer where the action runs: a browser can send a
+    click for a disabled button, so a widget value alone never deletes or starts anything.
+    """
+    if can_edit_host():
+        return True
+    if note:
+        st.caption(f":material/lock: {label}: {HOST_ONLY_NOTE}")
+    return False
 
 
 def session_models(host: Any) -> list[str]:

@@ -117,6 +117,16 @@ def passages(ds: Any) -> list[Any]:
     return list(ps or [])
 
 
+def index_built(ds: Any, kind: str) -> bool:
+    """Whether searching ``ds`` with the ``kind`` retriever loads an index rather than
+    builds one (a dataset that cannot say counts as not built)."""
+    fn = getattr(ds, "retriever_built", None)
+    try:
+        return bool(fn(kind)) if callable(fn) else False
+    except Exception:      # noqa: BLE001 - unknown: treat as a build
+        return False
+
+
 def question_by_id(ds: Any, qid: str) -> Any:
     fn = getattr(ds, "question", None)
     if callable(fn):

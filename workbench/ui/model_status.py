@@ -12,7 +12,7 @@ import streamlit as st
 from ..llm.isolated import is_crash
 from ..llm.base import LLMError
 from ..viz.safe import md_escape
-from . import backend
+from . import access, backend
 
 
 QUALITY_HELP = ("Measured on the demo questions (standard RAG, contains-gold accuracy); "
@@ -79,8 +79,13 @@ def crash_notice(error: str | None, *, key: str) -> None:
         return
     c1, c2 = st.columns([4, 1], vertical_alignment="center")
     c1.warning("The model process crashed during this run. Events up to the crash are stored "
-               "with the run; the run itself is marked failed.")
-    if c2.button("Restart the model", key=f"{key}__restart_model", width="stretch"):
+               "with the run; the run itself is marked failed. The next run starts the model "
+               "afresh.")
+    # The worker is everyone's: a restart reloads the model under every session's runs.
+    with c1:
+        may_restart = access.host_only("Restarting the model now")
+    if c2.button("Restart the model", key=f"{key}__restart_model", width="stretch",
+                 disabled=not may_restart) and may_restart:
         try:
             with st.spinner("Restarting the model…"):
                 ok = backend.restart_model()
