@@ -219,7 +219,8 @@ def test_llm_calls_emitted_before_their_node_are_attached():
     assert tr.nodes["a"].llm_calls == ["c1"]        # the reducer links it when the node appears
     assert node_call_ids(tr, tr.nodes["a"]) == ["c1"]
     d = node_details(tr, "a")
-    assert d["llm_calls"][0]["output"] == "Nolan" and d["perplexity"] == pytest.approx(1.22)
+    assert d["llm_calls"][0]["output"] == "Nolan"
+    assert d["llm_calls"][0]["perplexity"] == pytest.approx(1.22)
     assert run_summary(tr)["final_perplexity"] == pytest.approx(1.22)
 
 

@@ -105,9 +105,15 @@ def edge_added(src: str, dst: str, kind: str = "next", **attrs: Any) -> Event:
 
 
 def node_scored(node_id: str, scores: dict[str, float],
-                thresholds: dict[str, float] | None = None, **attrs: Any) -> Event:
-    return Event(NODE_SCORED, {"scores": scores, "thresholds": thresholds or {}, "attrs": attrs},
-                 node_id=node_id)
+                thresholds: dict[str, float] | None = None, *, call_id: str | None = None,
+                **attrs: Any) -> Event:
+    """``call_id``: the LLM call whose tokens these scores were read from, so that the
+    inspector can say which call of the node a number belongs to (None: the method
+    computed them itself, or an older run that did not say)."""
+    data = {"scores": scores, "thresholds": thresholds or {}, "attrs": attrs}
+    if call_id:
+        data["call_id"] = call_id
+    return Event(NODE_SCORED, data, node_id=node_id)
 
 
 def path_event(path_id: str, nodes: list[str], state: str, **info: Any) -> Event:
@@ -142,6 +148,7 @@ class Node:
     attrs: dict[str, Any] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
     thresholds: dict[str, float] = field(default_factory=dict)
+    score_calls: dict[str, str] = field(default_factory=dict)     # score -> call it came from
     evidence: list[dict[str, Any]] = field(default_factory=list)   # retrieval records
     llm_calls: list[str] = field(default_factory=list)
     history: list[int] = field(default_factory=list)               # seqs of events about it
@@ -251,6 +258,12 @@ class Trace:
             if node is not None:
                 node.scores.update(d.get("scores", {}))
                 node.thresholds.update(d.get("thresholds", {}))
+                for k in d.get("scores", {}):
+                    # a later scoring without a call id must not keep a stale source
+                    if d.get("call_id"):
+                        node.score_calls[k] = d["call_id"]
+                    else:
+                        node.score_calls.pop(k, None)
                 node.attrs.update(copy.deepcopy(d.get("attrs", {})))
         elif t == PATH:
             self.paths[d["path_id"]] = {"nodes": list(d.get("nodes", [])),

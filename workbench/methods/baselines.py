@@ -21,14 +21,18 @@ from .prompts import baselines as P
 
 
 def _answer_events(ctx: RunContext, aid: str, raw: str, parents: list[str], layer: int,
-                   comp: Any, call_ids: list[str]) -> Iterator[T.Event]:
+                   comp: Any, call_ids: list[str], score_call: str | None = None
+                   ) -> Iterator[T.Event]:
+    """``score_call``: the call ``comp`` was recorded as, when it is not the node's own
+    (IRCoT's answer is read from the last thought's call)."""
     short = C.extract_answer(raw) or raw.strip()
     sc = C.score_dict(comp) if comp is not None else {}
     idk = C.is_unknown(short)
     yield T.node_added(aid, "answer", short or "(empty)", parents=parents, layer=layer,
                        state="answered", full_answer=raw.strip(), call_ids=call_ids, idk=idk)
     if sc:
-        yield T.node_scored(aid, {k: sc[k] for k in ("perplexity", "confidence")})
+        yield T.node_scored(aid, {k: sc[k] for k in ("perplexity", "confidence")},
+                            call_id=score_call or (call_ids[-1] if call_ids else None))
     yield T.answer(short, node_id=aid, confidence=sc.get("confidence"), full_answer=raw.strip(),
                    final_perplexity=sc.get("perplexity"))
 
@@ -186,7 +190,8 @@ class Ircot(Method):
                                call_ids=[c.llm_call_id for c in calls])
             sc = C.score_dict(comp)
             if sc:
-                yield T.node_scored(tid, {k: sc[k] for k in ("perplexity", "confidence")})
+                yield T.node_scored(tid, {k: sc[k] for k in ("perplexity", "confidence")},
+                                    call_id=calls[-1].llm_call_id if calls else None)
             yield T.custom("cot_step", tid, step=step, sentence=sentence, has_answer=has_answer)
             parent = tid
             if not sentence:
@@ -207,7 +212,7 @@ class Ircot(Method):
         if answer_raw is not None:
             yield T.custom("ircot_stopped", None, reason="answer found", steps=len(thoughts))
             yield from _answer_events(ctx, ctx.node_id("a"), answer_raw, [parent], layer + 1,
-                                      comp, [])
+                                      comp, [], score_call=calls[-1].llm_call_id if calls else None)
             return
         yield T.custom("ircot_stopped", None, reason="step limit", steps=len(thoughts))
         passages = C.format_passages(docs, cfg.passage_chars, numbered=False)

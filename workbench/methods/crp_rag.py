@@ -462,7 +462,8 @@ class CrpRag(Method):
         scores = {k: sc[k] for k in ("confidence", "mean_nll") if k in sc}
         if ppl is not None:
             scores["perplexity"] = ppl
-        yield T.node_scored(v.id, scores, {"tau_ppl": cfg.tau_ppl})
+        yield T.node_scored(v.id, scores, {"tau_ppl": cfg.tau_ppl},
+                            call_id=calls[-1].llm_call_id if calls else None)
         yield T.node_updated(v.id, verdict, eval_answer=ans, unknown=unknown,
                              eval_token_logprobs=C.token_logprobs(comp),
                              verdict_reasons=reasons, sufficiency_mode=cfg.sufficiency_mode)
@@ -527,9 +528,10 @@ class CrpRag(Method):
                        note="root knowledge sufficient: graph construction skipped")
         yield T.path_event("p1", [root.id], "selected", max_ppl=root.ppl, mean_ppl=root.ppl,
                            length=1, truncated=False)
-        comp = yield from ctx.generate(
+        calls: list[T.Event] = []
+        comp = yield from C.tap(ctx.generate(
             "reason", P.step(P.condition_text(q, []), q, root.knowledge, last=True),
-            C.greedy(cfg.step_max_tokens), node_id=root.id, prompt_version=self.pv)
+            C.greedy(cfg.step_max_tokens), node_id=root.id, prompt_version=self.pv), calls)
         a = " ".join(comp.text.split())
         yield T.custom("path_answered", None, path_id="p1", answer=a)
         sc = C.score_dict(comp)
@@ -541,7 +543,8 @@ class CrpRag(Method):
                            full_answer=a, path_answers={"p1": a}, **sp.fields())
         if sc:
             yield T.node_scored(aid, {"perplexity": sc["perplexity"],
-                                      "confidence": sc["confidence"]})
+                                      "confidence": sc["confidence"]},
+                                call_id=calls[-1].llm_call_id if calls else None)
         yield T.answer(sp.text, node_id=aid, confidence=sc.get("confidence"), full_answer=a,
                        paths=["p1"], final_perplexity=sc.get("perplexity"), root_probe=True,
                        **sp.fields())

@@ -30,14 +30,16 @@ def _valid_abstract(obj: Any) -> tuple[str, str]:
 def path_answer(ctx: RunContext, q: str, nodes: dict[str, Any], root_id: str, p: str,
                 c: list[str], results: dict[str, dict[str, str]]) -> Iterator[Any]:
     """Reason along one path (its steps in turn; paths run together); returns a_c and the
-    last completion. A node's results on every path are recorded in trace order."""
+    last completion and its call id. A node's results on every path are recorded in trace
+    order."""
     cfg: CrpRagConfig = ctx.config
+    calls: list[T.Event] = []
     steps = [x for x in c if x != root_id] or [root_id]
     if cfg.no_iterative_reasoning:
-        comp = yield from ctx.generate(
+        comp = yield from C.tap(ctx.generate(
             "path_answer", P.path_oneshot(q, [(nodes[x].content, nodes[x].knowledge)
                                              for x in steps]),
-            C.greedy(cfg.step_max_tokens), node_id=steps[-1], prompt_version=P.VERSION)
+            C.greedy(cfg.step_max_tokens), node_id=steps[-1], prompt_version=P.VERSION), calls)
         a_c = " ".join(comp.text.split())
         yield T.custom("step_reasoned", steps[-1], path_id=p, condition=q,
                        step="(all steps at once)", knowledge_used=None, result=a_c)
@@ -47,10 +49,10 @@ def path_answer(ctx: RunContext, q: str, nodes: dict[str, Any], root_id: str, p:
         a_c = ""
         for i, x in enumerate(steps):
             cond = P.condition_text(q, done)
-            comp = yield from ctx.generate(
+            comp = yield from C.tap(ctx.generate(
                 "reason", P.step(cond, nodes[x].content, nodes[x].knowledge or "(none)",
                                  last=i == len(steps) - 1),
-                C.greedy(cfg.step_max_tokens), node_id=x, prompt_version=P.VERSION)
+                C.greedy(cfg.step_max_tokens), node_id=x, prompt_version=P.VERSION), calls)
             a_c = " ".join(comp.text.split()) or "(no result)"
             done.append((nodes[x].content, a_c))
             yield T.custom("step_reasoned", x, path_id=p, condition=cond,
@@ -58,7 +60,7 @@ def path_answer(ctx: RunContext, q: str, nodes: dict[str, Any], root_id: str, p:
                            result=a_c)
             yield InOrder(_record_result(results, x, p, a_c))
     yield T.custom("path_answered", None, path_id=p, answer=a_c)
-    return a_c, comp
+    return a_c, comp, (calls[-1].llm_call_id if calls else None)
 
 def paths_and_answer(ctx: RunContext, q: str, nodes: dict[str, Any],
                      root_id: str) -> Iterator[T.Event]:
@@ -125,8 +127,8 @@ def paths_and_answer(ctx: RunContext, q: str, nodes: dict[str, Any],
     reasoned = yield from together(
         ctx, [path_answer(ctx, q, nodes, root_id, p, c, results) for p, c in selected],
         cfg.batch_size)
-    answers = [(p, a_c, c) for (p, c), (a_c, _) in zip(selected, reasoned)]
-    last_comp = reasoned[-1][1]
+    answers = [(p, a_c, c) for (p, c), (a_c, _, _) in zip(selected, reasoned)]
+    last_comp, last_call = reasoned[-1][1], reasoned[-1][2]
 
     details = ""
     integ_call = None
@@ -149,6 +151,7 @@ def paths_and_answer(ctx: RunContext, q: str, nodes: dict[str, Any],
                        call_id=integ_call.llm_call_id if integ_call else None)
     conf = None
     fin_ppl = None
+    score_call = integ_call.llm_call_id if integ_call is not None else last_call
     if integ_call is not None:
         s = integ_call.data.get("scores") or {}
         fin_ppl, conf = s.get("perplexity"), s.get("confidence")
@@ -166,7 +169,9 @@ def paths_and_answer(ctx: RunContext, q: str, nodes: dict[str, Any],
                        path_answers={p: a for p, a, _ in answers},
                        call_ids=[integ_call.llm_call_id] if integ_call else [], **sp.fields())
     if fin_ppl is not None:
-        yield T.node_scored(aid, {"perplexity": fin_ppl, "confidence": conf})
+        # from the integration call, or (one path) the last step call of another node
+        yield T.node_scored(aid, {"perplexity": fin_ppl, "confidence": conf},
+                            call_id=score_call)
     yield T.answer(sp.text, node_id=aid, confidence=conf, full_answer=final,
                    paths=[p for p, _, _ in answers], final_perplexity=fin_ppl, **sp.fields())
 

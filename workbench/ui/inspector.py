@@ -8,22 +8,28 @@ the heatmap escapes every token.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import streamlit as st
 
 from ..viz.heatmap import token_heatmap_html
-from ..viz.inspect import node_details
+from ..viz.inspect import SCORE_FORMAT, fmt_score, node_details
 from ..viz.safe import md_escape, shorten
 
 
-def _num(v: Any, nd: int = 3) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.{nd}g}" if math.isfinite(v) else str(v)
-    return str(v)
+def _score_table(rows: list[dict[str, Any]]) -> None:
+    """Every score of the node, with the call it was read from. Each column holds one type
+    (numbers with None for missing, formatted by the column config): a column mixing
+    floats and "–" strings made Arrow fail and log a traceback on every redraw."""
+    has_thr = any(r["threshold"] is not None for r in rows)
+    cols = ("score", "value") + (("threshold", "margin", "verdict") if has_thr else ()) + ("source",)
+    verdict = {True: "passes", False: "fails", None: None}
+    data = [{c: (verdict[r["passes"]] if c == "verdict" else r[c]) for c in cols} for r in rows]
+    num = st.column_config.NumberColumn
+    st.dataframe(data, hide_index=True, width="stretch", column_config={
+        "value": num(format=SCORE_FORMAT), "threshold": num(format=SCORE_FORMAT),
+        "margin": num(format=SCORE_FORMAT),
+        "source": st.column_config.TextColumn("from", width="large")})
 
 
 def _secs(ms: Any) -> str:
@@ -42,21 +48,21 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
                 f"state **{md_escape(d['state'])}**" + (f" · layer {d['layer']}" if d["layer"] else "")
                 + (" · :material/flag: answer node" if d["is_answer_node"] else ""))
     st.code(d["text"] or "(no text)", language=None, wrap_lines=True)
-    c1, c2, c3 = st.columns(3)
-    c1.metric("Perplexity", _num(d["perplexity"]))
-    c2.metric("Confidence", _num(d["confidence"]))
-    c3.metric("LLM calls", f"{len(d['llm_calls'])}", help=f"{_secs(d['latency_ms'])} in total")
+    # the headline is the node's stored score (the graph label's number), named by the
+    # call it was read from; a node without calls of its own says so instead of "0 calls"
+    cols = st.columns(3)
+    for col, h in zip(cols, d["headline"]):
+        col.metric(h["label"].capitalize(), h["text"], help=h["source"])
+    if d["llm_calls"]:
+        cols[2].metric("LLM calls", f"{len(d['llm_calls'])}",
+                       help=f"{_secs(d['latency_ms'])} in total")
+    elif d["headline"]:
+        st.caption(f"No LLM call of its own; its scores are from "
+                   f"{md_escape('; '.join(sorted({h['source'] for h in d['headline']})))}")
+    else:
+        st.caption("No LLM call of its own, and no score.")
     if d["scores"]:
-        has_thr = any(r["threshold"] is not None for r in d["scores"])
-        rows = []
-        for r in d["scores"]:
-            row = {"score": r["score"], "value": r["value"]}
-            if has_thr:
-                row.update(threshold="–" if r["threshold"] is None else r["threshold"],
-                           margin="–" if r["margin"] is None else r["margin"],
-                           verdict={True: "passes", False: "fails", None: "–"}[r["passes"]])
-            rows.append(row)
-        st.dataframe(rows, hide_index=True, width="stretch")
+        _score_table(d["scores"])
     tabs = st.tabs(["Evidence", "LLM calls", "Links", "Details"])
     with tabs[0]:
         if triage is not None:
@@ -86,14 +92,15 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
             st.caption("No LLM call is attached to this node.")
         else:
             labels = [f"{i + 1}. {c['purpose'] or 'call'} · {_secs(c['latency_ms'])} · "
-                      f"{c['completion_tokens']} tok · PPL {_num(c['perplexity'])}"
+                      f"{c['completion_tokens']} tok · PPL {fmt_score(c['perplexity'])}"
                       for i, c in enumerate(calls)]
             i = st.selectbox("Call", range(len(calls)), format_func=lambda j: labels[j],
                              key=f"{key}__call_{node_id}") if len(calls) > 1 else 0
             c = calls[i]
             m1, m2 = st.columns(2)
-            m1.metric("Perplexity", _num(c["perplexity"]))
-            m2.metric("Confidence", _num(c["confidence"]))
+            # this call's own token scores (a node's stored score names its call)
+            m1.metric(f"Perplexity of this {c['purpose'] or 'call'} call", fmt_score(c["perplexity"]))
+            m2.metric("Confidence of this call", fmt_score(c["confidence"]))
             m3, m4 = st.columns(2)
             m3.metric("Latency", _secs(c["latency_ms"]))
             m4.metric("Tokens", f"{c['prompt_tokens']}+{c['completion_tokens']}",

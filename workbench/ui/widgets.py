@@ -19,12 +19,12 @@ from .. import trace as T
 from ..annotations import label as tag_label
 from ..store import Store, StoreError
 from ..viz.graph import build_view
-from ..viz.inspect import node_call_ids, run_summary
+from ..viz.inspect import fmt_score, node_call_ids, run_summary
 from ..viz.safe import esc, md_escape, shorten
 from . import data as uidata
 from .component import graph as graph_component
 from .answer_view import answer_box  # noqa: F401  (pages call W.answer_box)
-from .inspector import _num, inspector  # noqa: F401  (pages call W.inspector)
+from .inspector import inspector  # noqa: F401  (pages call W.inspector)
 from .knob_inputs import knob_inputs  # noqa: F401  (pages call W.knob_inputs)
 from .whatif_panel import whatif_panel  # noqa: F401  (pages call W.whatif_panel)
 
@@ -323,7 +323,7 @@ def method_help(cls: type) -> None:
 def nodes_table(trace: Any) -> None:
     rows = []
     for n in trace.nodes.values():
-        sc = ", ".join(f"{k}={_num(v)}" for k, v in list(n.scores.items())[:4])
+        sc = ", ".join(f"{k}={fmt_score(v)}" for k, v in list(n.scores.items())[:4])
         rows.append({"id": n.id, "kind": n.kind, "state": n.state, "layer": n.layer,
                      "scores": sc, "retrieved": sum(len(e.get("hits", [])) for e in n.evidence),
                      "llm calls": len(node_call_ids(trace, n)), "text": shorten(n.text, 160)})

@@ -105,10 +105,11 @@ function probColour(p) {
   if (p < 0.5) { a = [254,202,202]; b = [253,230,138]; t = p / 0.5; } else { a = [253,230,138]; b = [187,247,208]; t = (p - 0.5) / 0.5; }
   return 'rgb(' + [0,1,2].map(function (i) { return Math.round(a[i] + (b[i] - a[i]) * t); }).join(',') + ')';
 }
-function table(rows, cols) {
+function fmtScore(v) { return (typeof v === 'number' && isFinite(v)) ? v.toFixed(3) : fmt(v); }  // = inspect.fmt_score
+function table(rows, cols, f) {
   const t = el('table', null, 'grid'); const h = el('tr');
   for (const c of cols) h.appendChild(el('th', c)); t.appendChild(h);
-  for (const r of rows) { const tr = el('tr'); for (const c of cols) tr.appendChild(el('td', fmt(r[c]))); t.appendChild(tr); }
+  for (const r of rows) { const tr = el('tr'); for (const c of cols) tr.appendChild(el('td', (f || fmt)(r[c]))); t.appendChild(tr); }
   return t;
 }
 function section(parent, title) { const s = el('div', null, 'sec'); s.appendChild(el('h3', title)); parent.appendChild(s); return s; }
@@ -122,7 +123,7 @@ function showNode(id) {
     s.appendChild(el('div', 'parents: ' + (d.parents.map(function (p) { return p.id; }).join(', ') || '–')));
     s.appendChild(el('div', 'children: ' + (d.children.map(function (p) { return p.id; }).join(', ') || '–')));
   }
-  if (d.scores.length) section(box, 'Scores and thresholds').appendChild(table(d.scores, ['score', 'value', 'threshold', 'margin', 'passes']));
+  if (d.scores.length) section(box, 'Scores and thresholds').appendChild(table(d.scores, ['label', 'value', 'threshold', 'margin', 'passes', 'source'], fmtScore));
   if (d.queries.length) { const s = section(box, 'Retrieval'); for (const q of d.queries) s.appendChild(el('div', 'query: ' + q)); s.appendChild(table(d.evidence, ['rank', 'retriever', 'score', 'title', 'text'].concat(d.evidence.some(r => r.passage) ? ['passage'] : []))); }
   for (const k in d.knowledge) section(box, 'Knowledge (' + k + ')').appendChild(el('pre', typeof d.knowledge[k] === 'string' ? d.knowledge[k] : JSON.stringify(d.knowledge[k], null, 1)));
   for (const k in d.answers) section(box, 'Answer (' + k + ')').appendChild(el('pre', typeof d.answers[k] === 'string' ? d.answers[k] : JSON.stringify(d.answers[k], null, 1)));

@@ -15,12 +15,11 @@ HTML at all — they build tooltips from the structured ``tip`` with ``textConte
 from __future__ import annotations
 
 import functools
-import math
 from pathlib import Path
 from typing import Any
 
 from . import layout
-from .inspect import node_call_ids
+from .inspect import fmt_score, main_score, node_call_ids
 from .safe import esc, json_for_script, label_esc, shorten, wrap
 from .style import (ANNOTATION_BORDER, BREAK_BORDER, GOLD_BORDER, SELECTED_BORDER, WHATIF_FAIL,
                     WHATIF_PASS, legend_items, shape_for, style_for)
@@ -29,22 +28,10 @@ from .whatif import PRUNED_PATH_STATES, SELECTED_PATH_STATES, WhatIf
 MAX_NODES = 300
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return str(v)
-        return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
-    return str(v)
-
-
-def _main_score(node: Any) -> str:
-    for k in ("perplexity", "ppl", "C", "confidence", "p_right", "score", "R", "T"):
-        if k in node.scores:
-            return f"{k} {_fmt(node.scores[k])}"
-    if node.scores:
-        k, v = next(iter(node.scores.items()))
-        return f"{k} {_fmt(v)}"
-    return ""
+def _main_score(trace: Any, node: Any) -> str:
+    """The node's main score, the same number as the inspector's first headline."""
+    m = main_score(trace, node)
+    return f"{m['score']} {m['text']}" if m else ""
 
 
 def node_tip(trace: Any, node: Any, badges: list[str] | None = None,
@@ -55,7 +42,8 @@ def node_tip(trace: Any, node: Any, badges: list[str] | None = None,
         rows.append(["layer", str(node.layer)])
     for k, v in list(node.scores.items())[:6]:
         thr = node.thresholds.get(k)
-        rows.append([k, _fmt(v) + (f"  (threshold {_fmt(thr)})" if thr is not None else "")])
+        rows.append([k, fmt_score(v) + (f"  (threshold {fmt_score(thr)})" if thr is not None
+                                         else "")])
     n_hits = sum(len(ev.get("hits", [])) for ev in node.evidence)
     if node.evidence:
         rows.append(["retrieved", f"{n_hits} item(s) in {len(node.evidence)} retrieval(s)"])
@@ -135,7 +123,7 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
         text = n.text or n.kind
         label = wrap(shorten(text, 90), label_width)
         extra = []
-        sc = _main_score(n)
+        sc = _main_score(trace, n)
         if sc:
             extra.append(sc)
         members = n.attrs.get("merged_from") or n.attrs.get("members")

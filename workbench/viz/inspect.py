@@ -22,6 +22,121 @@ def _fmt_num(v: Any) -> Any:
     return v
 
 
+# --- one definition of a node's scores, shared by the graph label, the tooltip, the
+# inspector headline and score table and the HTML export: they used to compute three
+# different numbers (a mean over all the node's calls, the method's stored score, and that
+# score re-rounded) and rounded each their own way.
+
+SCORE_DECIMALS = 3
+SCORE_FORMAT = "%.3f"      # the same rule for a dataframe NumberColumn
+
+# scores read from the log-probabilities of a call's generated tokens (workbench.scoring)
+TOKEN_SCORES = ("perplexity", "confidence", "mean_nll", "mean_prob", "min_prob",
+                "mean_entropy")
+# the order in which a node's headline / graph label picks its main score
+MAIN_SCORE_KEYS = ("perplexity", "ppl", "C", "confidence", "p_right", "score", "R", "T")
+# what each call purpose is, in the words of the papers' steps
+CALL_NAMES = {"aggregate": "summary", "evaluate": "sufficiency evaluation", "reason": "step",
+              "verify": "verification", "integrate": "answer integration",
+              "answer": "answer", "final": "final answer", "merge": "merge",
+              "read": "reading", "refine": "refinement", "judge": "judgement"}
+
+
+def fmt_score(v: Any) -> str:
+    """The one rounding rule for a score wherever it is shown: 3 decimals."""
+    if v is None:
+        return "–"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    return f"{float(v):.{SCORE_DECIMALS}f}" if math.isfinite(v) else str(v)
+
+
+def _num_or_none(v: Any) -> float | None:
+    """A table cell of a numeric column: a float, or None for missing (one Arrow type)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v)
+
+
+def call_name(purpose: Any) -> str:
+    return CALL_NAMES.get(str(purpose or ""), str(purpose or "unnamed"))
+
+
+def _call_score(c: dict[str, Any], key: str) -> Any:
+    return (c.get("scores") or {}).get(key)
+
+
+def score_source(trace: Any, node: Any, key: str) -> dict[str, Any] | None:
+    """The LLM call a node's score ``key`` was read from: the call id the method recorded
+    with the score, else (runs stored before it did) the call, of this node first, whose
+    own token score equals the stored one; None for a score the method computed itself."""
+    if key not in TOKEN_SCORES:       # a call id recorded with it names its token scores only
+        return None
+    own = node_call_ids(trace, node)
+    cid = (getattr(node, "score_calls", None) or {}).get(key)
+    if cid not in trace.llm_calls:
+        cid = None
+        v = node.scores.get(key)
+        if isinstance(v, (int, float)) and math.isfinite(v):
+            # methods store the score rounded to 4 decimals at most
+            others = sorted((c for c in trace.llm_calls if c not in own),
+                            key=lambda c: -trace.llm_calls[c].get("seq", 0))
+            for c in list(reversed(own)) + others:
+                cv = _call_score(trace.llm_calls[c], key)
+                if isinstance(cv, (int, float)) and math.isclose(cv, v, abs_tol=6e-5):
+                    cid = c
+                    break
+    if cid is None:
+        return None
+    c = trace.llm_calls[cid]
+    n_tok = sum(1 for t in c.get("tokens") or [] if len(t) > 2 and t[2] is not None)
+    return {"call_id": cid, "purpose": c.get("purpose", ""), "call": call_name(c.get("purpose")),
+            "node_id": c.get("node_id"), "own": cid in own, "n_tokens": n_tok}
+
+
+def source_text(src: dict[str, Any] | None) -> str:
+    """Where a score comes from, in words (raw; renderers escape)."""
+    if src is None:
+        return "computed by the method (not a token score of an LLM call)"
+    over = f"over its {src['n_tokens']} generated tokens"
+    if src["own"]:
+        return f"{src['call']} call ({over})"
+    where = f"the {src['call']} call of node {src['node_id']}" if src["node_id"] else \
+        f"the {src['call']} call"
+    return f"{where} ({over})"
+
+
+def score_label(key: str, src: dict[str, Any] | None) -> str:
+    """``perplexity of the step call``: different calls' scores get different labels."""
+    return f"{key} of the {src['call']} call" if src else key
+
+
+def main_score(trace: Any, node: Any) -> dict[str, Any] | None:
+    """The score a node is summed up by (graph label, first inspector headline)."""
+    keys = [k for k in MAIN_SCORE_KEYS if k in node.scores] or list(node.scores)[:1]
+    if not keys:
+        return None
+    k = keys[0]
+    src = score_source(trace, node, k)
+    return {"score": k, "value": node.scores[k], "label": score_label(k, src),
+            "text": fmt_score(node.scores[k]), "source": source_text(src)}
+
+
+def headline_scores(trace: Any, node: Any) -> list[dict[str, Any]]:
+    """The main score, then confidence when the node has one (at most two)."""
+    m = main_score(trace, node)
+    if m is None:
+        return []
+    out = [m]
+    if m["score"] != "confidence" and "confidence" in node.scores:
+        src = score_source(trace, node, "confidence")
+        out.append({"score": "confidence", "value": node.scores["confidence"],
+                    "label": score_label("confidence", src),
+                    "text": fmt_score(node.scores["confidence"]),
+                    "source": source_text(src)})
+    return out
+
+
 def node_call_ids(trace: Any, node: Any) -> list[str]:
     """LLM calls for a node: those the reducer linked, plus calls emitted (with this node
     id) before the node itself was added, plus ids the method listed in ``call_ids``."""
@@ -103,13 +218,16 @@ def node_details(trace: Any, node_id: str, method_thresholds: dict[str, Any] | N
                     ok = float(v) < float(thr) if direction == "lower" else float(v) >= float(thr)
         except (TypeError, ValueError):
             pass
-        scores.append({"score": k, "value": _fmt_num(v), "threshold": _fmt_num(thr),
-                       "direction": direction, "margin": _fmt_num(margin), "passes": ok})
+        src = score_source(trace, n, k)
+        # one type per column: numbers (None when missing), formatted where shown
+        scores.append({"score": k, "value": _num_or_none(v), "threshold": _num_or_none(thr),
+                       "direction": direction, "margin": _num_or_none(margin), "passes": ok,
+                       "label": score_label(k, src), "source": source_text(src),
+                       "call_id": src["call_id"] if src else None})
     knowledge = {k: n.attrs[k] for k in KNOWLEDGE_KEYS if n.attrs.get(k)}
     answers = {k: n.attrs[k] for k in ANSWER_KEYS if n.attrs.get(k)}
     other = {k: v for k, v in n.attrs.items() if k not in knowledge and k not in answers}
     events = [e for e in trace.log if e.get("node_id") == node_id]
-    ppls = [c["perplexity"] for c in calls if c["perplexity"] is not None]
     paths = [{"path_id": pid, "state": p.get("state"), "nodes": p.get("nodes", [])}
              for pid, p in trace.paths.items() if node_id in p.get("nodes", [])]
     return {
@@ -122,8 +240,8 @@ def node_details(trace: Any, node_id: str, method_thresholds: dict[str, Any] | N
         "queries": [ev.get("query", "") for ev in n.evidence],
         "knowledge": knowledge, "answers": answers, "attrs": other,
         "scores": scores, "llm_calls": calls,
-        "perplexity": (sum(ppls) / len(ppls)) if ppls else None,
-        "confidence": (calls[-1]["confidence"] if calls else None),
+        # the headline is the node's own stored score, as in the graph label
+        "headline": headline_scores(trace, n),
         "latency_ms": sum(float(c["latency_ms"] or 0) for c in calls),
         "events": events, "paths": paths,
         "is_answer_node": bool(trace.answer and trace.answer.get("node_id") == node_id),
