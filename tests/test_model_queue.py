@@ -302,16 +302,7 @@ def ask_behind_another(isolated_home, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     from tests.test_ui_pages import APP
-    from workbench import settings as settings_mod
     from workbench.ui import backend
-    from workbench.ui import widgets as W
-    monkeypatch.setenv("WORKBENCH_UI_WARM", "0")
-    S.register()
-    backend.set_override(S.scripted_backend())
-    W._STORES.clear()
-    s = settings_mod.load()
-    s.dataset = "ui-toy"
-    settings_mod.save(s)
     held, done = threading.Event(), threading.Event()
 
     def other_session() -> None:
@@ -319,28 +310,26 @@ def ask_behind_another(isolated_home, monkeypatch):
             held.set()
             done.wait(30)
     th = threading.Thread(target=other_session, daemon=True)
-    th.start()
-    try:
-        assert held.wait(5)
-        at = AppTest.from_file(APP, default_timeout=60)
-        at.run()
-        at.switch_page("pages/ask.py")
-        at.run()
-        at.selectbox(key="ask__m").set_value("ui-toy").run()
-        at.button(key="ask_run").click().run()
-        b = at.session_state["ask_batch"]
-        assert _until(lambda: b.jobs[0].status == "waiting")
-        at.run()
-        assert not at.exception
-        infos = [e.value for e in at.info]
-        assert "Waiting for the model: 2nd in line, 1 run ahead." in infos, infos
-        yield at, b, done.set
-    finally:
-        done.set()
-        th.join(5)
-        backend.clear_override()
-        S.unregister()
-        W._STORES.clear()
+    with S.toy_ui(monkeypatch):
+        th.start()
+        try:
+            assert held.wait(5)
+            at = AppTest.from_file(APP, default_timeout=60)
+            at.run()
+            at.switch_page("pages/ask.py")
+            at.run()
+            at.selectbox(key="ask__m").set_value("ui-toy").run()
+            at.button(key="ask_run").click().run()
+            b = at.session_state["ask_batch"]
+            assert _until(lambda: b.jobs[0].status == "waiting")
+            at.run()
+            assert not at.exception
+            infos = [e.value for e in at.info]
+            assert "Waiting for the model: 2nd in line, 1 run ahead." in infos, infos
+            yield at, b, done.set
+        finally:
+            done.set()
+            th.join(5)
 
 
 def _waiting_shown(at) -> list[str]:

@@ -20,7 +20,6 @@ from tests import test_ui_support as S
 from workbench import settings as settings_mod
 from workbench.llm.base import LLMError, ModelFileError
 from workbench.ui import backend
-from workbench.ui import widgets as W
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "streamlit_app.py")
@@ -84,19 +83,8 @@ def test_the_listen_address_is_read_from_the_running_server(monkeypatch):
 
 @pytest.fixture
 def ui(isolated_home, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_UI_WARM", "0")
-    monkeypatch.delenv("WORKBENCH_STORE", raising=False)
-    monkeypatch.delenv("WORKBENCH_SERVER_URLS", raising=False)
-    S.register()
-    backend.set_override(S.scripted_backend())
-    W._STORES.clear()
-    s = settings_mod.load()
-    s.dataset = "ui-toy"
-    settings_mod.save(s)
-    yield isolated_home
-    backend.clear_override()
-    S.unregister()
-    W._STORES.clear()
+    with S.toy_ui(monkeypatch):
+        yield isolated_home
 
 
 @pytest.fixture

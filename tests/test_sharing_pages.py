@@ -15,8 +15,7 @@ from tests import test_ui_support as S
 from tests.test_ui_pages import populate
 from workbench import settings as settings_mod
 from workbench.store import Store
-from workbench.ui import access, backend
-from workbench.ui import widgets as W
+from workbench.ui import access
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "streamlit_app.py")
@@ -26,20 +25,9 @@ WHO = ["visitor", "host", "local"]
 
 @pytest.fixture
 def ui(isolated_home, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_UI_WARM", "0")
-    monkeypatch.delenv("WORKBENCH_STORE", raising=False)
-    monkeypatch.delenv("WORKBENCH_SHARED", raising=False)
     monkeypatch.setenv("WORKBENCH_ADMIN_TOKEN", TOKEN)
-    S.register()
-    backend.set_override(S.scripted_backend())
-    W._STORES.clear()
-    s = settings_mod.load()
-    s.dataset = "ui-toy"
-    settings_mod.save(s)
-    yield isolated_home
-    backend.clear_override()
-    S.unregister()
-    W._STORES.clear()
+    with S.toy_ui(monkeypatch):
+        yield isolated_home
 
 
 def session(who: str, monkeypatch, page: str, **query) -> AppTest:

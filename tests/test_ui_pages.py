@@ -14,7 +14,6 @@ from workbench import settings as settings_mod
 from workbench.runner import run_to_end
 from workbench.store import Store
 from workbench.ui import backend
-from workbench.ui import widgets as W
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "streamlit_app.py")
@@ -25,17 +24,8 @@ PAGES = ["pages/ask.py", "pages/compare.py", "pages/runs.py", "pages/annotate.py
 @pytest.fixture
 def ui(isolated_home, monkeypatch):
     """Toy dataset and methods, scripted backend, settings pointing at them."""
-    monkeypatch.setenv("WORKBENCH_UI_WARM", "0")
-    S.register()
-    backend.set_override(S.scripted_backend())
-    W._STORES.clear()
-    s = settings_mod.load()
-    s.dataset = "ui-toy"
-    settings_mod.save(s)
-    yield isolated_home
-    backend.clear_override()
-    S.unregister()
-    W._STORES.clear()
+    with S.toy_ui(monkeypatch):
+        yield isolated_home
 
 
 def app(page: str | None = None, **query) -> AppTest:

@@ -7,6 +7,7 @@ page is exercised with hostile text.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -167,6 +168,30 @@ def unregister() -> None:
     uidata._EXTRA_DATASETS.pop("ui-toy", None)
     for n in ("ui-toy", "ui-toy-mindmap"):
         _REGISTRY.pop(n, None)
+
+
+@contextlib.contextmanager
+def toy_ui(monkeypatch) -> Iterator[None]:
+    """The pages on the toy dataset and methods with the scripted backend, the settings file
+    pointing at them; host variables of the shell that runs the tests do not leak in."""
+    from workbench import settings as settings_mod
+    from workbench.ui import backend
+    from workbench.ui import widgets as W
+    monkeypatch.setenv("WORKBENCH_UI_WARM", "0")
+    for var in ("WORKBENCH_STORE", "WORKBENCH_SERVER_URLS", "WORKBENCH_SHARED"):
+        monkeypatch.delenv(var, raising=False)
+    register()
+    backend.set_override(scripted_backend())
+    W._STORES.clear()
+    s = settings_mod.load()
+    s.dataset = "ui-toy"
+    settings_mod.save(s)
+    try:
+        yield
+    finally:
+        backend.clear_override()
+        unregister()
+        W._STORES.clear()
 
 
 # As a plug-in of a `streamlit run` subprocess (WORKBENCH_UI_PLUGINS names this module).
