@@ -1,6 +1,7 @@
-"""Several people, one model, in a real browser: three sessions of one `streamlit run` ask
-at nearly the same moment; the ones that wait for the shared model say so, with their
-place in line, and all three finish.
+"""Several people, one model, in a real browser: three sessions of one shared
+`streamlit run` (WORKBENCH_SHARED=1) ask at nearly the same moment; the ones that wait for
+the shared model say so, with their place in line, and all three finish. Then one visitor
+changes Settings, and the change stays in that visitor's session.
 
 The smallest bundled model (smollm2-135m) keeps this to a minute or two on 2 cores; what
 is tested is the waiting, not the answers.
@@ -47,6 +48,26 @@ def _status(page) -> str:
     return m.group(1) if m else ""
 
 
+def _retriever_shown(page) -> str:
+    _nav(page, "Settings")
+    box = page.locator("[data-testid=stSelectbox]").filter(
+        has=page.locator("label", has_text="Default retriever")).first
+    box.wait_for(timeout=60_000)
+    return box.inner_text()
+
+
+def _settings_stay_in_their_session(visitor, other, settings_file: Path) -> None:
+    """A visitor's Save changes that visitor's session, not another's, nor the host's file."""
+    assert "bm25" in _retriever_shown(visitor)
+    _pick(visitor, "Default retriever", "dense")
+    visitor.get_by_role("button", name="Save", exact=True).click()
+    visitor.get_by_text("Saved for this browser session").first.wait_for(timeout=30_000)
+    _nav(visitor, "Ask")
+    assert "dense" in _retriever_shown(visitor)          # kept across pages of the session
+    assert "bm25" in _retriever_shown(other)
+    assert json.loads(settings_file.read_text())["retriever"] == "bm25"
+
+
 def test_three_sessions_share_the_model_in_turn(browser, tmp_path):
     if not _model_available():
         pytest.skip(f"the bundled model {MODEL} or llama-cpp-python is not installed")
@@ -55,7 +76,7 @@ def test_three_sessions_share_the_model_in_turn(browser, tmp_path):
         pytest.skip("the demo world (data/demo/*.jsonl) is not built")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (tmp_path / "settings.json").write_text(json.dumps({"retriever": "bm25", "model": MODEL}))
-    srv = Server(tmp_path, {})
+    srv = Server(tmp_path, {"WORKBENCH_SHARED": "1"})
     ctx = [browser.new_context(viewport={"width": 1280, "height": 800}) for _ in range(3)]
     pages = [c.new_page() for c in ctx]
     try:
@@ -122,6 +143,7 @@ def test_three_sessions_share_the_model_in_turn(browser, tmp_path):
         drawn_at = {i: clicked[i] + first_node[i] for i in first_node}
         assert all(drawn_at[alone[0]] < drawn_at[i] for i in waited if i in drawn_at), \
             (first_node, places)
+        _settings_stay_in_their_session(pages[1], pages[2], tmp_path / "settings.json")
         (ARTIFACTS / "e2e_shared_timing.json").write_text(json.dumps(
             {"method": METHOD, "model": MODEL,
              "first_node_s": {str(i): round(s, 2) for i, s in sorted(first_node.items())},
