@@ -312,10 +312,10 @@ def test_batch_size_is_a_recorded_knob_of_each_batching_method():
 
 # --------------------------------------------------------------------------- eval --batch
 
-def test_eval_batch_sets_the_batch_size_of_the_methods_that_batch():
+def test_eval_batch_sets_the_batch_size_of_the_methods_that_batch(capsys):
     from workbench import cli
     from workbench.commands.eval import _spec
-    from workbench.eval.plan import plan_variants
+    from workbench.eval.plan import batch_sets, plan_variants
     from workbench.methods import all_methods
 
     def sizes(*extra):
@@ -327,8 +327,11 @@ def test_eval_batch_sets_the_batch_size_of_the_methods_that_batch():
     assert sizes("--batch", "1") == {"crp-rag": 1, "vanilla": None, "frag": 1}
     assert sizes("--batch", "2", "--set", "crp-rag.batch_size=3") == \
         {"crp-rag": 3, "vanilla": None, "frag": 2}
-    with pytest.raises(cfgmod.ConfigError, match="--batch 0"):
+    with pytest.raises(SystemExit):          # the command line refuses it with the range
         sizes("--batch", "0")
+    assert "0 is out of range; give an integer in [1, inf]" in capsys.readouterr().err
+    with pytest.raises(cfgmod.ConfigError, match="--batch 0"):    # so does the library
+        batch_sets(0, ["crp-rag"], all_methods())
     with pytest.raises(cfgmod.ConfigError, match="above its maximum"):
         sizes("--batch", "64")
 
