@@ -53,7 +53,12 @@ def _retriever_shown(page) -> str:
     box = page.locator("[data-testid=stSelectbox]").filter(
         has=page.locator("label", has_text="Default retriever")).first
     box.wait_for(timeout=60_000)
-    return box.inner_text()
+    _settled(page)
+    # The chosen option is drawn as text in some Streamlit versions, as the value of the
+    # select's input in others.
+    inputs = box.locator("input")
+    return " ".join([box.inner_text()] + [inputs.nth(i).input_value()
+                                          for i in range(inputs.count())])
 
 
 def _settings_stay_in_their_session(visitor, other, settings_file: Path) -> None:
