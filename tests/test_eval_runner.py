@@ -188,6 +188,37 @@ def test_interrupt_from_progress_callback_then_resume_exactly_n(tmp_path):
                           method_classes=toy_methods())
 
 
+@pytest.mark.parametrize("signal_as", [RuntimeError("Query interrupted"), KeyboardInterrupt()])
+def test_ctrl_c_inside_a_store_write_interrupts_and_keeps_every_finished_item(tmp_path,
+                                                                                monkeypatch,
+                                                                                signal_as):
+    """DuckDB turns a SIGINT that lands inside a query into an error of its own; the eval must
+    still end as interrupted (resumable, exit 130 at the CLI), with the items whose write was
+    rolled back written by the last flush, not lost or reported as a failure."""
+    from workbench.eval import writer as writer_mod
+    st = Store(tmp_path / "s.duckdb")
+    r = _runner(st)
+    real, hit = writer_mod.bulk_insert, []
+
+    def insert_once_interrupted(con, table, rows, replace=False):
+        if table == "eval_items" and not hit:
+            hit.append(1)
+            raise signal_as
+        return real(con, table, rows, replace=replace)
+    monkeypatch.setattr(writer_mod, "bulk_insert", insert_once_interrupted)
+    # every item written as it comes, so the interrupt lands on the first item's write
+    monkeypatch.setattr(writer_mod.ResultWriter, "add",
+                        lambda self, res: (self.buf.append(res), self.flush()))
+    with pytest.raises(EvalInterrupted) as ei:
+        r.run()
+    assert hit, "the interrupted write was never reached"
+    n = st.query("SELECT count(*) AS n FROM eval_items")[0]["n"]
+    assert n == st.query("SELECT count(*) AS n FROM runs")[0]["n"] >= 1
+    b = st.query("SELECT status, n_done, error FROM eval_batches")[0]
+    assert b == {"status": "interrupted", "n_done": n, "error": None}
+    assert ei.value.done == n
+
+
 def test_a_resume_keeps_the_configs_the_eval_started_with(tmp_path):
     """A default changed between start and resume must not change the resumed items: the
     eval would otherwise hold runs of two configs under one label."""

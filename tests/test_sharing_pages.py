@@ -15,7 +15,7 @@ from tests import test_ui_support as S
 from tests.test_ui_pages import populate
 from workbench import settings as settings_mod
 from workbench.store import Store
-from workbench.ui import access
+from workbench.ui import access, backend
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "streamlit_app.py")

@@ -9,6 +9,7 @@ threads).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -149,8 +150,20 @@ def bulk_insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple], *
         names = ", ".join(cols[: len(data)])
         con.execute(f"INSERT {'OR REPLACE ' if replace else ''}INTO {table} ({names}) "
                     f"SELECT {names} FROM {view}")
-    finally:
-        con.unregister(view)
+    except BaseException:
+        # An aborted transaction refuses even the unregister; the insert's error is the one
+        # that says what happened (an interrupt, a full disk, ...).
+        with contextlib.suppress(duckdb.Error):
+            con.unregister(view)
+        raise
+    con.unregister(view)
+
+
+def interrupted(e: BaseException) -> bool:
+    """Whether ``e`` is Ctrl-C: DuckDB turns a SIGINT that lands inside a query into an
+    error of its own (an InterruptException, or a RuntimeError inside an Arrow scan)."""
+    return isinstance(e, (KeyboardInterrupt, duckdb.InterruptException)) or (
+        isinstance(e, RuntimeError) and "interrupted" in str(e).lower())
 
 
 class StoreError(Exception):

@@ -358,8 +358,8 @@ class EvalRunner:
                  model[1] if model else None, self.eval_id])
         if flush_error is not None:
             raise flush_error
-        if status == "interrupted":
-            raise EvalInterrupted(self.eval_id, state["done"], total)
+        if status == "interrupted":      # what is stored, which is what a resume skips
+            raise EvalInterrupted(self.eval_id, n, total)
         return EvalResult(self.eval_id, status, total, state["done"], state["new"],
                           time.perf_counter() - t0)
 

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from .. import trace as T
-from ..store import Store, bulk_insert, event_rows
+from ..store import Store, bulk_insert, event_rows, interrupted
 from . import knobs as K
 from .item_executor import ItemResult
 
@@ -88,12 +88,18 @@ class ResultWriter:
             evs += e
             calls += c
             items.append(tuple(r.row.get(c) for c in ITEM_COLUMNS))
-        with self.store._tx() as con:
-            bulk_insert(con, "runs", runs)
-            bulk_insert(con, "events", evs, replace=True)
-            bulk_insert(con, "llm_calls", calls, replace=True)
-            bulk_insert(con, "eval_items", items)
-            con.execute("UPDATE eval_batches SET n_done = n_done + ? WHERE eval_id = ?",
-                        [len(items), self.eval_id])
+        try:
+            with self.store._tx() as con:
+                bulk_insert(con, "runs", runs)
+                bulk_insert(con, "events", evs, replace=True)
+                bulk_insert(con, "llm_calls", calls, replace=True)
+                bulk_insert(con, "eval_items", items)
+                con.execute("UPDATE eval_batches SET n_done = n_done + ? WHERE eval_id = ?",
+                            [len(items), self.eval_id])
+        except BaseException as e:
+            self.buf[:0] = batch         # rolled back: the runner's last flush writes them
+            if interrupted(e):           # Ctrl-C inside the write is still Ctrl-C
+                raise KeyboardInterrupt from e
+            raise
         self.written += len(items)
         self.last = time.monotonic()
