@@ -98,6 +98,15 @@ def test_the_heartbeat_renews_the_lease_while_a_run_goes_on(tmp_path):
         beat.stop()
 
 
+def _batch(st: Store) -> dict:
+    for _ in range(100):
+        try:
+            return st.query("SELECT status, pid, error FROM eval_batches")[0]
+        except Exception:     # noqa: BLE001  (the winner's writer holds the file for a moment)
+            time.sleep(0.1)
+    return st.query("SELECT status, pid, error FROM eval_batches")[0]
+
+
 def test_cli_killed_holder_then_two_resumers_at_once(tmp_path, isolated_home):
     """kill -9 leaves a lease behind: a resume takes it over. Of two `eval --resume` started
     together, one runs; the other exits at once (exit 2, one line naming the winner's pid and
@@ -140,7 +149,11 @@ def test_cli_killed_holder_then_two_resumers_at_once(tmp_path, isolated_home):
     assert err.strip().splitlines() == [err.strip()] and "Traceback" not in err
     assert f"eval {eval_id} is being run by pid {winner.pid} on {socket.gethostname()}" in err
     assert winner.poll() is None, "the winner ended before the loser was refused"
-    b = st.query("SELECT status, pid, error FROM eval_batches")[0]
+    # The winner takes the lease before it marks the eval running, so the loser can be
+    # refused in between: wait for the winner's mark, then check nothing else changed it.
+    deadline = time.monotonic() + 60
+    while (b := _batch(st))["pid"] != winner.pid and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert b == {"status": "running", "pid": winner.pid, "error": None}
     out, err = winner.communicate(timeout=180)
     assert winner.returncode == 0, err
