@@ -178,8 +178,8 @@ def main() -> int:
             cmd = [py, str(Path(__file__)), "--ask", method, "--step-timeout", str(args.step_timeout)]
         elif name == "eval":
             from workbench.methods import all_methods
-            cmd = [py, "-m", "workbench", "eval", "--dataset", "demo", "--split", "test", "--limit", str(questions),
-                   "--methods", ",".join(sorted(all_methods())), "--judge", "off", "--no-progress",
+            cmd = [py, "-m", "workbench", "eval", "--dataset", "demo", "--split", "test",
+                   "--limit", str(questions), "--methods", ",".join(sorted(all_methods())), "--judge", "off", "--no-progress",
                    "--label", "gpu_check", "--n-gpu-layers", ngl, *model_args]
         else:
             cmd = [py, str(ROOT / "benchmarks" / f"{name}.py"), "--n-gpu-layers", ngl, *model_args,
