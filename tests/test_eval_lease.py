@@ -3,7 +3,6 @@ it; a lease whose holder died (kill -9) or whose other-host heartbeat went stale
 over."""
 import json
 import os
-import signal
 import socket
 import time
 
@@ -14,7 +13,8 @@ from workbench.eval.runner import EvalInterrupted, EvalRunner, EvalSpec
 from workbench.store import Store
 
 from tests.test_eval_helpers import ToyDataset, toy_methods
-from tests.test_eval_runner import _backend, _cli, _import_toy, _runner, assert_resumed_exactly_n
+from tests.test_eval_runner import (_backend, _cli, _import_toy, _runner,
+                                    assert_resumed_exactly_n, kill_after_stored)
 
 
 def _resume(st, eval_id):
@@ -122,17 +122,7 @@ def test_cli_killed_holder_then_two_resumers_at_once(tmp_path, isolated_home):
     p = _cli(["--dataset", "toyq", "--methods", "vanilla", "--scripted", str(table),
               "--judge", "off"], isolated_home)
     st = Store()
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and p.poll() is None:
-        time.sleep(0.3)
-        try:
-            if st.query("SELECT count(*) AS n FROM eval_items")[0]["n"] >= 3:
-                break
-        except Exception:     # the writer holds the file for a moment
-            continue
-    assert p.poll() is None, p.communicate()
-    os.kill(p.pid, signal.SIGKILL)
-    p.communicate()
+    kill_after_stored(p, st, 3)
     eval_id = st.query("SELECT eval_id FROM eval_batches")[0]["eval_id"]
     assert st.query("SELECT pid FROM eval_leases")[0]["pid"] == p.pid     # left behind
 

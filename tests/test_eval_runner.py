@@ -550,6 +550,22 @@ def assert_resumed_exactly_n(st: Store, n: int) -> None:
     assert st.query("SELECT correct FROM eval_items WHERE question_id = 't001'")[0]["correct"]
 
 
+def kill_after_stored(p, st: Store, at_least: int) -> None:
+    """SIGKILL the eval process ``p`` (no chance to clean up) once it has stored
+    ``at_least`` items, asserting it was still running then."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.3)
+        try:
+            if st.query("SELECT count(*) AS n FROM eval_items")[0]["n"] >= at_least:
+                break
+        except Exception:     # the writer holds the file for a moment
+            continue
+    assert p.poll() is None, p.communicate()
+    os.kill(p.pid, signal.SIGKILL)
+    p.communicate()
+
+
 def test_cli_killed_midway_resumes_without_duplicates(tmp_path, isolated_home):
     from workbench.methods import all_methods
     if "vanilla" not in all_methods():
@@ -563,19 +579,7 @@ def test_cli_killed_midway_resumes_without_duplicates(tmp_path, isolated_home):
     args = ["--dataset", "toyq", "--methods", "vanilla", "--scripted", str(table), "--judge", "off"]
     p = _cli(args, isolated_home)
     st = Store()
-    deadline = time.monotonic() + 120
-    stored = 0
-    while time.monotonic() < deadline and p.poll() is None:
-        time.sleep(0.3)
-        try:
-            stored = st.query("SELECT count(*) AS n FROM eval_items")[0]["n"]
-        except Exception:     # the writer holds the file for a moment
-            continue
-        if stored >= 5:
-            break
-    assert p.poll() is None, p.communicate()
-    os.kill(p.pid, signal.SIGKILL)       # no chance to clean up
-    p.communicate()
+    kill_after_stored(p, st, 5)
     before = st.query("SELECT count(*) AS n FROM eval_items")[0]["n"]
     assert 5 <= before < n
     b = st.query("SELECT eval_id, status FROM eval_batches")[0]
