@@ -5,6 +5,7 @@ import streamlit as st
 
 from workbench.ui import access
 from workbench.ui import data as D
+from workbench.ui import queries as Q
 from workbench.ui import widgets as W
 from workbench.ui.component import graph as graph_component
 from workbench.viz import kgview
@@ -74,50 +75,102 @@ with t_kg:
     except Exception as e:      # noqa: BLE001
         kg = None
         W.error(f"The knowledge graph could not be loaded: {W.friendly(e)}")
-    g = kgview.as_networkx(kg)
-    if g is None:
+    src = kgview.source(kg)
+    if src is None:
         st.info(f"Dataset {ds_name!r} has no knowledge graph. Build one with "
                 f"`python -m workbench kg build {ds_name}` or pick a dataset with a KG.")
-    else:
-        st.caption(f"{g.number_of_nodes()} entities · {g.number_of_edges()} edges")
-        c = st.columns([4, 1, 1, 1])
-        q = c[0].text_input("Entity search", key=f"{K}__ent")
-        hops = c[1].radio("Hops", [1, 2], horizontal=True, key=f"{K}__hops")
-        per_node = c[2].number_input("Per node", 3, 100, 12, key=f"{K}__per")
-        cap = c[3].number_input("Cap", 10, 500, 120, key=f"{K}__cap")
-        matches = kgview.search_entities(g, q) if q.strip() else []
-        if q.strip() and not matches:
-            st.caption("No entity matches.")
-        if matches:
-            pick = st.selectbox("Entity", range(len(matches)), key=f"{K}__pick",
-                                format_func=lambda i: f"{matches[i][1]} (degree {matches[i][2]})")
-            seed = matches[pick][0]
-            state = ss.setdefault(f"{K}__expand", {"seed": None, "expanded": [], "collapsed": []})
-            if state["seed"] != seed:
-                state.update(seed=seed, expanded=[], collapsed=[])
-            data = kgview.neighbourhood(g, [seed], hops=int(hops), per_node=int(per_node),
-                                        cap=int(cap), expanded=state["expanded"],
-                                        collapsed=state["collapsed"])
-            ss[f"{K}__view"] = data
-            clicked, t = graph_component(data, key=f"{K}__graph", height=520,
-                                         options=kgview.kg_options())
-            if clicked and t != ss.get(f"{K}__click_t"):
-                ss[f"{K}__click_t"] = t
-                real = data["ids"].get(clicked.split(":", 1)[-1])
-                if real is not None:
-                    if clicked.startswith("more:") or real not in state["expanded"]:
-                        state["expanded"].append(real)
-                        if real in state["collapsed"]:
-                            state["collapsed"].remove(real)
-                    else:
-                        state["expanded"].remove(real)
-                    st.rerun()
-            st.caption("Click an entity to expand or collapse it; '+N more' shows the rest. "
-                       f"{data['hidden_total']} neighbours hidden by the caps.")
-            if st.button("Collapse all", key=f"{K}__collapse"):
-                state.update(expanded=[], collapsed=[])
-                st.rerun()
-            with st.expander("Triples shown"):
-                st.dataframe([{"from": data["ids"].get(e["from"]), "relation": e["tip"]["text"],
-                               "to": data["ids"].get(e["to"])} for e in data["edges"]
-                              if e["to"] in data["ids"]], hide_index=True, width="stretch")
+        st.stop()
+    if hasattr(kg, "n_entities"):
+        st.caption(f"{kg.n_entities:,} entities · {kg.n_triples:,} triples")
+    c = st.columns([4, 2, 1, 1], vertical_alignment="bottom")
+    q = c[0].text_input("Find an entity", key=f"{K}__ent",
+                        placeholder="a name or alias, e.g. Christopher Nolan",
+                        help="Case and accents do not matter; aliases and words in any order "
+                             "match too.")
+    hops = c[1].segmented_control("Depth (hops)", [1, 2, 3], default=1, key=f"{K}__hops",
+                                  help="How far from the entity the network reaches.") or 1
+    per_node = c[2].number_input("Per node", 3, 60, 12, key=f"{K}__per",
+                                 help="Neighbours shown per entity; the rest sit behind "
+                                      "'+N more'.")
+    cap = c[3].number_input("Max nodes", 10, 400, 120, key=f"{K}__cap")
+
+    kg_runs = []
+    try:
+        kg_methods = [n for n, m in D.method_classes().items() if getattr(m, "kind", "") == "kg"]
+        for mname in kg_methods:
+            kg_runs += Q.runs(W.store(), method=mname, dataset=ds_name, limit=50)
+    except Exception as e:      # noqa: BLE001 - the explorer works without a store
+        st.caption(f"Stored runs unavailable: {W.friendly(e)}")
+    kg_runs.sort(key=lambda r: -(r["created_at"] or 0))
+    run_opts = [None] + [r["run_id"] for r in kg_runs]
+    info = {r["run_id"]: r for r in kg_runs}
+    run_id = st.selectbox(
+        "Highlight the paths of a run", run_opts, key=f"{K}__run",
+        format_func=lambda rid: "(none)" if rid is None else
+        f"{info[rid]['method']} · {W.shorten(info[rid]['question'], 70)} · {rid}",
+        help=f"FRAG's selected paths or CogGRAG's kept triples, from runs on {ds_name}.")
+    paths = []
+    if run_id is not None:
+        paths = kgview.run_paths(W.store().trace(run_id))
+        if not paths:
+            st.caption("This run stored no KG paths (it may have failed before retrieval).")
+
+    matches = kgview.search_entities(src, q) if q.strip() else []
+    if q.strip() and not matches:
+        st.caption(f"No entity is named {q.strip()!r} (or has it as an alias).")
+    seed = None
+    if matches:
+        pick = st.selectbox(
+            "Entity", range(len(matches)), key=f"{K}__pick",
+            format_func=lambda i: matches[i][1] + (f" (alias {matches[i][3]!r})"
+                                                   if matches[i][3] else "")
+            + f" · {matches[i][2]} links · {matches[i][0]}")
+        seed = matches[pick][0]
+    elif paths and not q.strip():
+        seed = paths[0][0][0]           # the run's first path starts at its topic entity
+    if seed is None:
+        if not q.strip():
+            st.info("Type an entity's name above, or pick a FRAG or CogGRAG run to see its "
+                    "paths.")
+        st.stop()
+
+    state = ss.setdefault(f"{K}__state", {"seed": None, "centre": None, "selected": None,
+                                          "expanded": []})
+    if state["seed"] != seed:
+        state.update(seed=seed, centre=seed, selected=seed, expanded=[])
+    centre = state["centre"] if state["centre"] in src else seed
+    data = kgview.neighbourhood(src, [centre], hops=int(hops), per_node=int(per_node),
+                                cap=int(cap), expanded=state["expanded"],
+                                selected=state["selected"], paths=paths)
+    ss[f"{K}__view"] = data
+    clicked, t = graph_component(data, key=f"{K}__graph", height=560,
+                                 options=kgview.kg_options(), reset=state.get("moved", True))
+    state["moved"] = False
+    if clicked and t != ss.get(f"{K}__click_t"):
+        ss[f"{K}__click_t"] = t
+        real = data["ids"].get(clicked.split(":", 1)[-1])
+        if real is not None:
+            if clicked.startswith("more:"):
+                state["expanded"].append(real)
+            else:
+                state["selected"] = real
+            st.rerun()
+    legend = ("★ the centre · click an entity to label its links · hover a link for its "
+              "relations · '+N more' shows more neighbours")
+    if paths:
+        legend += (f" · orange: the run's paths ({len(paths)}; "
+                   f"{data['path_nodes']} entities)")
+    st.caption(legend + f" · {data['hidden_total']} neighbours hidden by the caps.")
+    sel = state["selected"] if state["selected"] in src else centre
+    b = st.columns([2, 2, 6])
+    if b[0].button(f"Centre on {W.shorten(src.name(sel), 28)}", key=f"{K}__centre",
+                   disabled=sel == centre):
+        state.update(centre=sel, expanded=[], moved=True)
+        st.rerun()
+    if b[1].button("Reset the view", key=f"{K}__collapse"):
+        state.update(centre=seed, selected=seed, expanded=[], moved=True)
+        st.rerun()
+    st.markdown(f"**{W.md_escape(src.name(sel))}**: its links in this view")
+    st.dataframe(kgview.triples_rows(src, data, only=sel), hide_index=True, width="stretch")
+    with st.expander("All triples shown"):
+        st.dataframe(kgview.triples_rows(src, data), hide_index=True, width="stretch")
