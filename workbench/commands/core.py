@@ -30,12 +30,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_args(p)
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser("runs", help="list, show or export stored runs")
-    p.add_argument("action", nargs="?", default="list", choices=["list", "show", "export", "delete"])
+    p = sub.add_parser("runs", help="list, show, export or diff stored runs")
+    p.add_argument("action", nargs="?", default="list",
+                   choices=["list", "show", "export", "delete", "diff"])
     p.add_argument("run_id", nargs="?")
+    p.add_argument("run_b", nargs="?", help="diff: the second run (RUN_A RUN_B)")
     p.add_argument("--method")
     p.add_argument("--limit", type=number(int, 1), default=20)
     p.add_argument("--out", help="export: write JSON here instead of stdout")
+    p.add_argument("--threshold", type=number(float, 0, 1),
+                   help="diff: how alike two nodes' texts must be to match (cosine, default 0.7)")
+    p.add_argument("--json", action="store_true", help="diff: the diff as JSON on the last line")
     p.set_defaults(func=cmd_runs)
 
 
@@ -109,6 +114,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
         return 0
     if not args.run_id:
         raise ValueError(f"runs {args.action} needs a RUN_ID (see `python -m workbench runs list`)")
+    if args.action == "diff":
+        from ._run_diff import cmd_diff
+        return cmd_diff(st, args)
     if args.action == "delete":
         st.require_run(args.run_id)
         st.delete_run(args.run_id)

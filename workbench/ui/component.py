@@ -164,7 +164,7 @@ def graph(data: dict[str, Any], *, key: str, height: int = 560, options: dict[st
     strip = ("title",)
     payload = {"nodes": [{k: v for k, v in n.items() if k not in strip} for n in data.get("nodes", [])],
                "edges": [{k: v for k, v in e.items() if k not in strip} for e in data.get("edges", [])],
-               "selected": data.get("selected")}
+               "selected": data.get("selected"), "min_scale": data.get("min_scale")}
     value = _component()(data=payload, options=options or vis_options(data.get("view", "graph")),
                          height=height, empty=empty, reset=reset, key=key, default=None)
     if isinstance(value, dict):

@@ -104,8 +104,10 @@ class TokenTap:
 
 class LiveBatch:
     def __init__(self, jobs: list[Job], question: str, *, question_id: str | None,
-                 dataset: str, llm: Any, store: Any, settings: Any):
+                 dataset: str, llm: Any, store: Any, settings: Any, together: bool = False):
         self.jobs = [JobState(j) for j in jobs]
+        # side by side in time: one turn in the model's line for the whole batch
+        self.together = together and len(jobs) > 1
         self.question, self.question_id, self.dataset = question, question_id, dataset
         self.llm, self.store, self.settings = llm, store, settings
         self._stop = threading.Event()
@@ -121,26 +123,31 @@ class LiveBatch:
         self.thread.start()
         return self
 
-    def _run(self) -> None:
+    def _run(self, only: int | None = None, llm: Any = None) -> None:
+        if self.together and only is None:
+            return self._run_together()
         from ..runner import execute
+        llm = llm if llm is not None else self.llm
         for i, js in enumerate(self.jobs):
+            if only is not None and i != only:
+                continue
             if self._stop.is_set():
                 js.status, js.error = "interrupted", "stopped before it started"
                 continue
             self.current = i
-            if i:
+            if i and only is None:
                 self._first_node.clear()
                 self._shown.clear()
             js.started = time.monotonic()
             js.status = "starting"
             try:
-                method, ctx = make_context(js.job.method, TokenTap(self.llm, js), self.dataset,
+                method, ctx = make_context(js.job.method, TokenTap(llm, js), self.dataset,
                                            js.job.overrides, self.question_id, self.settings)
             except Exception as e:      # noqa: BLE001 - shown as a readable message
                 js.status, js.error = "failed", _readable(e)
                 js.ended = time.monotonic()
                 continue
-            queue = getattr(self.llm, "queue", None)
+            queue = getattr(llm, "queue", None)
             if queue is not None and not self._take_turn(js, queue):
                 js.status = "interrupted"
                 js.error = "Cancelled while waiting for the model; the run was not started."
@@ -177,6 +184,44 @@ class LiveBatch:
                 self._reload(js)
             js.ended = time.monotonic()
             self._judge(js, ctx)
+        self._shown.set()
+
+    def _run_together(self) -> None:
+        """Every job in a thread of its own, all at once, for a backend that serves
+        concurrent calls (:func:`serves_calls_together`). The batch waits once in the model's
+        line, every job showing that wait, and holds the model until the last job ends; the
+        jobs call the backend itself, since the line's lock is this thread's."""
+        queue = getattr(self.llm, "queue", None)
+        if queue is not None:
+            t = queue.join("run", " + ".join(js.job.label or js.job.method for js in self.jobs))
+            if t.granted is None:
+                for js in self.jobs:
+                    js.ticket, js.status = t, "waiting"
+                if self._stop.is_set():
+                    t.cancel()
+                self._shown.set()
+                try:
+                    queue.wait(t)
+                except WaitCancelled:
+                    for js in self.jobs:
+                        js.status = "interrupted"
+                        js.error = "Cancelled while waiting for the model; the run was not started."
+                    return
+                finally:
+                    for js in self.jobs:
+                        js.ticket = None
+                    self._shown.set()
+        try:
+            inner = getattr(self.llm, "inner", self.llm)
+            threads = [threading.Thread(target=self._run, args=(i, inner), daemon=True,
+                                        name=f"workbench-run-{i}") for i in range(len(self.jobs))]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+        finally:
+            if queue is not None:
+                queue.release()
         self._shown.set()
 
     def _take_turn(self, js: JobState, queue: Any) -> bool:
@@ -270,6 +315,14 @@ class LiveBatch:
         if js.started is None:
             return 0.0
         return (js.ended or time.monotonic()) - js.started
+
+
+def serves_calls_together(llm: Any) -> bool:
+    """Whether the model answers several calls at once: a server, or the scripted backend.
+    A llama.cpp model in this process runs one call at a time, so runs interleaved on it
+    would each take as long as all of them together (and their wall times would mean
+    nothing); they take turns instead."""
+    return getattr(getattr(llm, "info", None), "backend", "") in ("openai_compat", "scripted")
 
 
 def _readable(e: BaseException) -> str:

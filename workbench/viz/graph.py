@@ -307,7 +307,18 @@ WbGraph.prototype.update = function (data) {
   if (e.length) this.edges.update(wbPrep(e));
   if (data.selected && nid.has(data.selected)) this.network.selectNodes([data.selected]);
   else this.network.unselectAll();
-  if (!this.userMoved && (before !== this.nodes.length || data.fit)) this.network.fit({animation: false});
+  if (!this.userMoved && (before !== this.nodes.length || data.fit)) {
+    this.network.fit({animation: false});
+    // A wide graph fitted into a narrow column shrinks its labels below reading size:
+    // keep them at min_scale, showing the top of the graph, and let the user pan.
+    if (data.min_scale && this.network.getScale() < data.min_scale) {
+      const p = Object.values(this.network.getPositions());
+      const xs = p.map(function (q) { return q.x; }), ys = p.map(function (q) { return q.y; });
+      const h = this.network.body.container.clientHeight || 400, s = data.min_scale;
+      this.network.moveTo({scale: s, position: {x: (Math.min.apply(null, xs) + Math.max.apply(null, xs)) / 2,
+                                                y: Math.min.apply(null, ys) - 40 / s + h / 2 / s}});
+    }
+  }
   if (n.length || goneN.length) wbLabels(this.listEl, data.nodes);
   window.wbNodeCount = this.nodes.length;
 };
