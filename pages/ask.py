@@ -11,6 +11,7 @@ from workbench.ui import model_status as MS
 from workbench.ui import triage_view as TV
 from workbench.ui import widgets as W
 from workbench.ui.method_docs import preset_picker
+from workbench.ui.waterfall_view import waterfall
 from workbench.viz.inspect import run_summary
 
 K = "ask"
@@ -125,9 +126,11 @@ def live_panel() -> None:
                          help="Stop after the current step; the run is stored as interrupted."):
                 b.stop()
                 st.rerun(scope="fragment")
+    if js is not None:                # the final answer first, not in a tab
+        W.answer_box(tr, js.verdict)
     left, right = st.columns([3, 2])
     with right:
-        t_ins, t_wi, t_ans = st.tabs(["Inspector", "What-if", "Answer"])
+        t_ins, t_wi, t_ans = st.tabs(["Inspector", "What-if", "Run"])
     with t_wi:
         w, rerun = W.whatif_panel(tr, key=K, method_cls=D.method_classes().get(
             js.job.method if js else mname))
@@ -138,6 +141,9 @@ def live_panel() -> None:
             st.rerun(scope="app")
     with left:
         W.draw_graph(tr, key=K, whatif=w, height=520, triage=tri)
+        if b is not None:
+            with st.expander("LLM calls on a time line", expanded=True):
+                waterfall(tr, key=K, running=b.in_flight(0) if b.running else None)
         with st.expander("All nodes"):
             W.nodes_table(tr)
     if b is None:
@@ -148,7 +154,6 @@ def live_panel() -> None:
         nid = W.node_picker(tr, key=K)
         W.inspector(tr, nid, key=K, triage=tri)
     with t_ans:
-        W.answer_box(tr, js.verdict)
         if js.run_id:
             st.caption(f"Run `{js.run_id}` · stored in the run history (Runs page).")
         if js.first_node_s is not None:

@@ -11,7 +11,9 @@ from workbench.ui import access
 from workbench.ui import data as D
 from workbench.ui import queries as Q
 from workbench.ui import widgets as W
+from workbench.ui.waterfall_view import waterfall
 from workbench.viz.export import run_json, standalone_html
+from workbench.viz.names import event_name
 
 K = "runs"
 ss = st.session_state
@@ -74,7 +76,7 @@ step = rc[0].slider("Replay: rebuild the graph at event", 0, len(events) - 1, le
                     help="Rebuilds the graph from the stored events up to this one.")
 tr = Trace.fold(events[: step + 1])
 ev = events[step]
-rc[1].caption(f"Event {step} of {len(events) - 1}: **{W.md_escape(ev.type)}**"
+rc[1].caption(f"Event {step} of {len(events) - 1}: **{W.md_escape(event_name(ev.type))}**"
               + (f" · node {W.md_escape(ev.node_id)}" if ev.node_id else "")
               + f" · t = {ev.t_ms / 1000:.2f} s")
 anns = store.annotations(run_id)
@@ -94,6 +96,8 @@ with t_wi:
 with left:
     W.status_line(W.run_summary(tr), status=tr.status, elapsed_s=tr.last_t_ms / 1000.0)
     W.draw_graph(tr, key=K, whatif=w, badges=badges, height=500)
+    with st.expander("LLM calls on a time line", expanded=False):
+        waterfall(tr, key=K)
     W.answer_box(tr, {"correct": run["correct"]} if run.get("correct") is not None else None)
 with t_ins:
     nid = W.node_picker(tr, key=K)

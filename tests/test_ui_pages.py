@@ -132,7 +132,7 @@ def test_ask_run_produces_graph_inspector_and_stored_run(ui):
     # inspect a step node: evidence table with retriever/score/rank, LLM call and heatmap
     at.selectbox(key="ask__sel").set_value("s1").run()
     no_errors(at)
-    frames = [df.value for df in at.dataframe]
+    frames = [df.value for df in at.dataframe] + [t.value for t in at.table]
     ev = next(f for f in frames if "retriever" in f.columns and "rank" in f.columns)
     assert list(ev["rank"]) == [1, 2] and set(ev["retriever"]) == {"bm25"}
     scores = next(f for f in frames if "threshold" in f.columns)

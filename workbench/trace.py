@@ -249,6 +249,7 @@ class Trace:
             rec = copy.deepcopy(d)
             rec["node_id"] = ev.node_id
             rec["seq"] = ev.seq
+            rec["t_ms"] = ev.t_ms      # when it returned: the call waterfall's time axis
             self.llm_calls[cid] = rec
             node = self._node(ev.node_id)
             if node is not None:
@@ -278,7 +279,7 @@ class Trace:
             self.status = d.get("status", "finished")
             self.summary = copy.deepcopy(d)
         else:
-            self.log.append({"type": t, "seq": ev.seq, "node_id": ev.node_id,
+            self.log.append({"type": t, "seq": ev.seq, "node_id": ev.node_id, "t_ms": ev.t_ms,
                              "data": copy.deepcopy(d)})
         if ev.node_id and ev.node_id in self.nodes:
             self.nodes[ev.node_id].history.append(ev.seq)

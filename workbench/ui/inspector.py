@@ -32,6 +32,14 @@ def _score_table(rows: list[dict[str, Any]]) -> None:
         "source": st.column_config.TextColumn("from", width="large")})
 
 
+def _evidence_table(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> None:
+    """Retrieved passages with their whole text, wrapped: a dataframe cut every passage at
+    the column's width. ``st.table`` renders markdown, so every text cell is escaped."""
+    def cell(v: Any) -> Any:
+        return md_escape(v) if isinstance(v, str) else v    # one type per column for Arrow
+    st.table([{k: cell(r[k]) for k in cols} for r in rows])
+
+
 def _secs(ms: Any) -> str:
     if ms is None:
         return "–"
@@ -44,7 +52,7 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
         st.caption("Select a node to inspect it.")
         return
     d = node_details(trace, node_id)
-    st.markdown(f"**{md_escape(d['id'])}** · {md_escape(d['kind'])} · "
+    st.markdown(f"**{md_escape(d['id'])}** · {md_escape(d['kind_name'])} · "
                 f"state **{md_escape(d['state'])}**" + (f" · layer {d['layer']}" if d["layer"] else "")
                 + (" · :material/flag: answer node" if d["is_answer_node"] else ""))
     st.code(d["text"] or "(no text)", language=None, wrap_lines=True)
@@ -73,9 +81,7 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
                 st.markdown(f"**Query {i + 1}:** {md_escape(q)}")
             cols = ("retrieval", "rank", "retriever", "score", "title", "text") + \
                 (("passage",) if any(r["passage"] for r in d["evidence"]) else ())
-            st.dataframe([{k: r[k] for k in cols} for r in d["evidence"]],
-                         hide_index=True, width="stretch",
-                         column_config={"text": st.column_config.TextColumn(width="large")})
+            _evidence_table(d["evidence"], cols)
         else:
             st.caption("Nothing was retrieved for this node.")
         for k, v in d["knowledge"].items():
@@ -91,7 +97,7 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
         if not calls:
             st.caption("No LLM call is attached to this node.")
         else:
-            labels = [f"{i + 1}. {c['purpose'] or 'call'} · {_secs(c['latency_ms'])} · "
+            labels = [f"{i + 1}. {c['call']} · {_secs(c['latency_ms'])} · "
                       f"{c['completion_tokens']} tok · PPL {fmt_score(c['perplexity'])}"
                       for i, c in enumerate(calls)]
             i = st.selectbox("Call", range(len(calls)), format_func=lambda j: labels[j],
@@ -99,7 +105,7 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
             c = calls[i]
             m1, m2 = st.columns(2)
             # this call's own token scores (a node's stored score names its call)
-            m1.metric(f"Perplexity of this {c['purpose'] or 'call'} call", fmt_score(c["perplexity"]))
+            m1.metric(f"Perplexity of this {c['call']} call", fmt_score(c["perplexity"]))
             m2.metric("Confidence of this call", fmt_score(c["confidence"]))
             m3, m4 = st.columns(2)
             m3.metric("Latency", _secs(c["latency_ms"]))
@@ -114,7 +120,9 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
             with st.expander("Prompt sent"):
                 st.code(c["prompt"], language=None, wrap_lines=True)
             st.caption(f"finish: {c['finish_reason']} · cached prompt tokens: "
-                       f"{c['cached_prompt_tokens']} · phase: {c['phase'] or '-'}")
+                       f"{c['cached_prompt_tokens']} · phase: {c['phase_name'] or '-'}"
+                       + (" · replayed from the store (no model time)"
+                          if c["replayed_from"] else ""))
     with tabs[2]:
         for title, items in (("Parents", d["parents"]), ("Children", d["children"])):
             st.markdown(f"**{title}**")

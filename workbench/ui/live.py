@@ -50,6 +50,10 @@ class JobState:
     verdict: dict[str, Any] | None = None
     partial: str = ""                # text of the LLM call in flight, token by token
     ticket: Ticket | None = None     # its place in line while it waits for the model
+    call_started: float | None = None  # monotonic start of the model call in flight, if any
+    call_what: str = ""              # what that call is ("LLM call", "batch of 4 LLM calls")
+    call_tokens: int = 0             # tokens it has generated so far (streamed calls only)
+    clock0: float | None = None      # monotonic time of the run's t_ms = 0 (its event clock)
     _trace: T.Trace = field(default_factory=T.Trace)
     _applied: int = 0
 
@@ -90,13 +94,53 @@ class TokenTap:
 
     def _sink(self, tok: Any) -> None:
         self.js.partial += tok.piece
+        self.js.call_tokens += 1
+
+    def _begin(self, what: str) -> None:
+        self.js.partial = ""
+        self.js.call_what = what
+        self.js.call_tokens = 0
+        self.js.call_started = time.monotonic()
+
+    def _end(self) -> None:
+        self.js.partial = ""
+        self.js.call_started = None
 
     def generate(self, messages: Any, params: Any = None) -> Any:
-        self.js.partial = ""
+        self._begin("LLM call")
         try:
             return self.inner.generate(messages, params, on_token=self._sink)
         finally:
-            self.js.partial = ""
+            self._end()
+
+    # The batched and scoring entry points are wrapped as well, so the page can tell which
+    # call is running and for how long whatever the method asks for.
+    def generate_many(self, requests: Any, **kw: Any) -> Any:
+        from ..llm import batching
+        if getattr(self.inner, "generate_many", None) is None:
+            return batching.sequential_generate_many(self, requests, **kw)
+        self._begin(f"batch of {len(requests)} LLM calls")
+        try:
+            return self.inner.generate_many(requests, **kw)
+        finally:
+            self._end()
+
+    def score(self, context: Any, continuation: str) -> Any:
+        self._begin("teacher-forced scoring")
+        try:
+            return self.inner.score(context, continuation)
+        finally:
+            self._end()
+
+    def score_many(self, requests: Any, **kw: Any) -> Any:
+        from ..llm import batching
+        if getattr(self.inner, "score_many", None) is None:
+            return batching.sequential_score_many(self, requests, **kw)
+        self._begin(f"batch of {len(requests)} teacher-forced scorings")
+        try:
+            return self.inner.score_many(requests, **kw)
+        finally:
+            self._end()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -160,6 +204,7 @@ class LiveBatch:
                 for ev in gen:
                     if js.run_id is None:
                         js.run_id = ev.run_id
+                        js.clock0 = time.monotonic() - ev.t_ms / 1000.0
                     if ev.type == T.NODE_ADDED and js.first_node_s is None:
                         js.first_node_s = time.monotonic() - js.started
                         self._first_node.set()
@@ -309,6 +354,18 @@ class LiveBatch:
                 js._trace.apply(ev)
             js._applied = n
         return js._trace
+
+    def in_flight(self, i: int = 0) -> dict[str, Any] | None:
+        """The model call running now, on the run's clock: ``{"start_ms", "elapsed_ms",
+        "what", "tokens", "partial"}`` (the call waterfall draws it), or None."""
+        js = self.jobs[i]
+        started, clock0 = js.call_started, js.clock0
+        if started is None or clock0 is None or js.ended is not None:
+            return None
+        partial = js.partial
+        return {"start_ms": max(0.0, (started - clock0) * 1000.0),
+                "elapsed_ms": (time.monotonic() - started) * 1000.0, "what": js.call_what,
+                "tokens": js.call_tokens or None, "partial": partial}
 
     def elapsed(self, i: int = 0) -> float:
         js = self.jobs[i]

@@ -20,6 +20,7 @@ from ..annotations import label as tag_label
 from ..store import Store, StoreError
 from ..viz.graph import build_view
 from ..viz.inspect import fmt_score, node_call_ids, run_summary
+from ..viz.names import kind_name, phase_name
 from ..viz.safe import esc, md_escape, shorten
 from . import data as uidata
 from .component import graph as graph_component
@@ -166,7 +167,7 @@ def status_line(summary: dict[str, Any], *, status: str, elapsed_s: float,
             "finished": ":green[:material/check_circle:]", "refused": ":orange[:material/block:]",
             "failed": ":red[:material/error:]", "interrupted": ":material/stop_circle:",
             "pending": ":material/schedule:"}.get(status, "•")
-    phase = summary.get("phase") or "-"
+    phase = phase_name(summary.get("phase")) or "-"
     ppl = summary.get("mean_perplexity")
     parts = [f"{icon} **{md_escape(status)}**", f"phase **{md_escape(phase)}**",
              f"{summary.get('nodes', 0)} nodes", f"{summary.get('llm_calls', 0)} LLM calls",
@@ -188,6 +189,11 @@ def draw_graph(trace: Any, *, key: str, view: str | None = None, whatif: Any = N
     """Draw the trace (``triage``: a Triage whose gold markers and breaking node are
     drawn; ``min_scale``: the least zoom after fitting, so labels stay readable in a narrow
     column); returns a node id when the user clicked one since the last call."""
+    # A click reaches session state before this rerun draws: take it first, or the graph
+    # is drawn with the previous node still emphasised and the new one only vis-selected.
+    pending = st.session_state.get(f"{key}__graph")
+    pending = pending if isinstance(pending, dict) else {}
+    clicked = _take_click(trace, key, pending.get("node"), pending.get("t"))
     sel = st.session_state.get(f"{key}__node")
     v = view or (trace.meta or {}).get("view") or "graph"
     data = build_view(trace, view=v, whatif=whatif, badges=badges, selected=sel,
@@ -196,19 +202,24 @@ def draw_graph(trace: Any, *, key: str, view: str | None = None, whatif: Any = N
         data["min_scale"] = min_scale
     st.session_state[f"{key}__view"] = data          # tests and exports read this
     node, t = graph_component(data, key=f"{key}__graph", height=height, empty=empty)
-    clicked = None
-    last = st.session_state.get(f"{key}__click_t")
-    if node and t != last:
-        st.session_state[f"{key}__click_t"] = t
-        if node in trace.nodes:
-            st.session_state[f"{key}__node"] = node
-            st.session_state[f"{key}__sel"] = node
-            st.session_state[f"{key}__auto"] = None
-            clicked = node
+    clicked = _take_click(trace, key, node, t) or clicked
     legend(data["legend"])
     if data.get("hidden"):
         st.caption(f"{data['hidden']} more nodes are not drawn (cap); use the node list.")
     return clicked
+
+
+def _take_click(trace: Any, key: str, node: Any, t: Any) -> str | None:
+    """Select a node clicked on the graph, once per click; returns it."""
+    if not node or t == st.session_state.get(f"{key}__click_t"):
+        return None
+    st.session_state[f"{key}__click_t"] = t
+    if node not in trace.nodes:
+        return None
+    st.session_state[f"{key}__node"] = node
+    st.session_state[f"{key}__sel"] = node
+    st.session_state[f"{key}__auto"] = None
+    return node
 
 
 def node_picker(trace: Any, *, key: str) -> str | None:
@@ -327,7 +338,7 @@ def nodes_table(trace: Any) -> None:
     rows = []
     for n in trace.nodes.values():
         sc = ", ".join(f"{k}={fmt_score(v)}" for k, v in list(n.scores.items())[:4])
-        rows.append({"id": n.id, "kind": n.kind, "state": n.state, "layer": n.layer,
+        rows.append({"id": n.id, "kind": kind_name(n.kind), "state": n.state, "layer": n.layer,
                      "scores": sc, "retrieved": sum(len(e.get("hits", [])) for e in n.evidence),
                      "llm calls": len(node_call_ids(trace, n)), "text": shorten(n.text, 160)})
     st.dataframe(rows, hide_index=True, width="stretch")

@@ -116,7 +116,7 @@ function section(parent, title) { const s = el('div', null, 'sec'); s.appendChil
 function showNode(id) {
   const box = document.getElementById('wb-inspector'); while (box.firstChild) box.removeChild(box.firstChild);
   const d = D.details[id]; if (!d) return;
-  box.appendChild(el('h3', d.id + ' · ' + d.kind + ' · ' + d.state));
+  box.appendChild(el('h3', d.id + ' · ' + (d.kind_name || d.kind) + ' · ' + d.state));
   box.appendChild(el('pre', d.text));
   if (d.parents.length || d.children.length) {
     const s = section(box, 'Parents / children');
@@ -128,7 +128,7 @@ function showNode(id) {
   for (const k in d.knowledge) section(box, 'Knowledge (' + k + ')').appendChild(el('pre', typeof d.knowledge[k] === 'string' ? d.knowledge[k] : JSON.stringify(d.knowledge[k], null, 1)));
   for (const k in d.answers) section(box, 'Answer (' + k + ')').appendChild(el('pre', typeof d.answers[k] === 'string' ? d.answers[k] : JSON.stringify(d.answers[k], null, 1)));
   d.llm_calls.forEach(function (c, i) {
-    const s = section(box, 'LLM call ' + (i + 1) + ': ' + c.purpose + ' (' + fmt(c.latency_ms) + ' ms, ' + fmt(c.prompt_tokens) + '+' + fmt(c.completion_tokens) + ' tokens, perplexity ' + fmt(c.perplexity) + ', confidence ' + fmt(c.confidence) + ')');
+    const s = section(box, 'LLM call ' + (i + 1) + ': ' + (c.call || c.purpose) + (c.phase_name ? ', ' + c.phase_name : '') + (c.replayed_from ? ', replayed from the store' : '') + ' (' + fmt(c.latency_ms) + ' ms, ' + fmt(c.prompt_tokens) + '+' + fmt(c.completion_tokens) + ' tokens, perplexity ' + fmt(c.perplexity) + ', confidence ' + fmt(c.confidence) + ')');
     const det = el('details'); det.appendChild(el('summary', 'prompt')); det.appendChild(el('pre', c.prompt)); s.appendChild(det);
     const heat = el('div');
     for (const t of c.tokens) { const sp = el('span', t.piece, 'tok'); sp.style.background = probColour(t.prob); sp.title = 'p=' + fmt(t.prob) + ' logprob=' + fmt(t.logprob); heat.appendChild(sp); }

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import layout
 from .inspect import fmt_score, main_score, node_call_ids
+from .names import KIND_PREFIX, badge_legend, kind_name
 from .safe import esc, json_for_script, label_esc, shorten, wrap
 from .style import (ANNOTATION_BORDER, BREAK_BORDER, GOLD_BORDER, SELECTED_BORDER, WHATIF_FAIL,
                     WHATIF_PASS, legend_items, shape_for, style_for)
@@ -37,7 +38,7 @@ def _main_score(trace: Any, node: Any) -> str:
 def node_tip(trace: Any, node: Any, badges: list[str] | None = None,
              triage: dict[str, Any] | None = None) -> dict[str, Any]:
     """Structured tooltip (raw strings; renderers escape or use textContent)."""
-    rows: list[list[str]] = [["kind", node.kind], ["state", node.state]]
+    rows: list[list[str]] = [["kind", kind_name(node.kind)], ["state", node.state]]
     if node.layer:
         rows.append(["layer", str(node.layer)])
     for k, v in list(node.scores.items())[:6]:
@@ -120,15 +121,17 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
             states_present.append(n.state)
         if whatif is not None and nid in whatif.node_pass:
             st = WHATIF_PASS if whatif.node_pass[nid] else WHATIF_FAIL
-        text = n.text or n.kind
+        text = n.text or kind_name(n.kind)
         label = wrap(shorten(text, 90), label_width)
+        if n.kind in KIND_PREFIX:      # "London" twice: say which is the extraction, which the answer
+            label = KIND_PREFIX[n.kind] + ":\n" + label
         extra = []
         sc = _main_score(trace, n)
         if sc:
             extra.append(sc)
         members = n.attrs.get("merged_from") or n.attrs.get("members")
         if isinstance(members, (list, tuple)) and len(members) > 1:
-            extra.append(f"⊕{len(members)}")
+            extra.append(f"⊕{len(members)} merged")
         if nid in badges:
             extra.append(f"⚑{len(badges[nid])}")
         if gold.get(nid):
@@ -153,6 +156,7 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
         vis_nodes.append({
             "id": nid, "label": full_label, "title": tip_html(tip), "tip": tip,
             "shape": shape_for(n.kind), "x": round(x, 1), "y": round(y, 1),
+            "kindName": kind_name(n.kind),
             "color": {"background": st.fill, "border": border,
                       "highlight": {"background": st.fill, "border": SELECTED_BORDER},
                       "hover": {"background": st.fill, "border": SELECTED_BORDER}},
@@ -162,6 +166,7 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
             "state": n.state, "kind": n.kind, "plain": shorten(text, 120),
         })
     vis_edges = []
+    crossing = _edges_through_nodes(trace.edges, pos, shown)
     for e in trace.edges:
         s, d = e["src"], e["dst"]
         if s not in shown or d not in shown:
@@ -176,6 +181,9 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
             "dashes": kind in ("merge", "refers", "reference", "refine", "feedback", "retry"),
             "label": label_esc(shorten(label, 24)) if label else "",
             "title": esc(kind), "tip": {"head": f"{s} → {d}", "text": kind, "rows": []},
+            # vis' cubic curve would run straight through the node drawn between the ends
+            **({"smooth": {"enabled": True, "type": "curvedCW", "roundness": 0.35}}
+               if (s, d) in crossing else {}),
         })
     if hidden:
         vis_nodes.append({"id": "__more__", "label": f"+{hidden} more nodes",
@@ -191,8 +199,40 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
         legend.append(("gold", "★ holds gold evidence", "#ffffff", GOLD_BORDER, False))
     if breaking in shown:
         legend.append(("break", "✖ chain breaks here", "#ffffff", BREAK_BORDER, False))
+    # the badges after the labels (⊕2, ⚑1, Δ), in words; ★ and ✖ are listed above
+    for badge, meaning in badge_legend([n["label"] for n in vis_nodes]):
+        if badge not in ("★", "✖"):
+            legend.append((f"badge{badge}", f"{badge} {meaning}", "#ffffff", "#e5e7eb", False))
     return {"nodes": vis_nodes, "edges": vis_edges, "view": view, "legend": legend,
             "hidden": hidden, "selected": selected}
+
+
+def _edges_through_nodes(edges: list[dict[str, Any]], pos: dict[str, tuple[float, float]],
+                         shown: set[str], clearance: float = 70.0) -> set[tuple[str, str]]:
+    """Edges whose straight line passes within ``clearance`` px (half a node box) of a
+    node other than its ends, between them: a step skipped by an edge from its parent to
+    its child sits right on that edge, label and all."""
+    out: set[tuple[str, str]] = set()
+    pts = [(nid, pos[nid]) for nid in shown if nid in pos]
+    for e in edges:
+        s, d = e["src"], e["dst"]
+        if s not in pos or d not in pos or s not in shown or d not in shown:
+            continue
+        (x1, y1), (x2, y2) = pos[s], pos[d]
+        dx, dy = x2 - x1, y2 - y1
+        length2 = dx * dx + dy * dy
+        if length2 == 0:
+            continue
+        for nid, (x, y) in pts:
+            if nid in (s, d):
+                continue
+            t = ((x - x1) * dx + (y - y1) * dy) / length2
+            if 0.05 < t < 0.95:
+                px, py = x1 + t * dx, y1 + t * dy
+                if (px - x) ** 2 + (py - y) ** 2 < clearance ** 2:
+                    out.add((s, d))
+                    break
+    return out
 
 
 def vis_options(view: str = "graph") -> dict[str, Any]:

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from ..scoring import score_tokens
+from .names import CALL_NAMES, call_name, kind_name, phase_name, plain_values  # noqa: F401
 
 # Attribute keys that hold a node's aggregated knowledge / answer, in display order.
 KNOWLEDGE_KEYS = ("knowledge", "aggregated", "aggregated_knowledge", "summary", "evidence_text",
@@ -35,11 +36,6 @@ TOKEN_SCORES = ("perplexity", "confidence", "mean_nll", "mean_prob", "min_prob",
                 "mean_entropy")
 # the order in which a node's headline / graph label picks its main score
 MAIN_SCORE_KEYS = ("perplexity", "ppl", "C", "confidence", "p_right", "score", "R", "T")
-# what each call purpose is, in the words of the papers' steps
-CALL_NAMES = {"aggregate": "summary", "evaluate": "sufficiency evaluation", "reason": "step",
-              "verify": "verification", "integrate": "answer integration",
-              "answer": "answer", "final": "final answer", "merge": "merge",
-              "read": "reading", "refine": "refinement", "judge": "judgement"}
 
 
 def fmt_score(v: Any) -> str:
@@ -56,10 +52,6 @@ def _num_or_none(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     return float(v)
-
-
-def call_name(purpose: Any) -> str:
-    return CALL_NAMES.get(str(purpose or ""), str(purpose or "unnamed"))
 
 
 def _call_score(c: dict[str, Any], key: str) -> Any:
@@ -159,6 +151,8 @@ def call_details(trace: Any, call_id: str) -> dict[str, Any]:
         sc = score_tokens(lps).to_dict()
     return {
         "call_id": call_id, "purpose": c.get("purpose", ""), "phase": c.get("phase", ""),
+        "call": call_name(c.get("purpose")), "phase_name": phase_name(c.get("phase")),
+        "replayed_from": c.get("replayed_from"),
         "prompt": c.get("prompt", ""), "output": c.get("output", ""),
         "latency_ms": c.get("latency_ms"), "prompt_tokens": c.get("prompt_tokens"),
         "completion_tokens": c.get("completion_tokens"),
@@ -226,12 +220,15 @@ def node_details(trace: Any, node_id: str, method_thresholds: dict[str, Any] | N
                        "call_id": src["call_id"] if src else None})
     knowledge = {k: n.attrs[k] for k in KNOWLEDGE_KEYS if n.attrs.get(k)}
     answers = {k: n.attrs[k] for k in ANSWER_KEYS if n.attrs.get(k)}
-    other = {k: v for k, v in n.attrs.items() if k not in knowledge and k not in answers}
-    events = [e for e in trace.log if e.get("node_id") == node_id]
+    # notes for the developers ("spec §7 gap 11") are not for a reader of the run
+    other = {k: plain_values(v) for k, v in n.attrs.items()
+             if k not in knowledge and k not in answers}
+    events = [{**e, "data": plain_values(e.get("data"))} for e in trace.log
+              if e.get("node_id") == node_id]
     paths = [{"path_id": pid, "state": p.get("state"), "nodes": p.get("nodes", [])}
              for pid, p in trace.paths.items() if node_id in p.get("nodes", [])]
     return {
-        "id": n.id, "kind": n.kind, "state": n.state, "layer": n.layer, "text": n.text,
+        "id": n.id, "kind": n.kind, "kind_name": kind_name(n.kind), "state": n.state, "layer": n.layer, "text": n.text,
         "parents": [{"id": p, "text": trace.nodes[p].text if p in trace.nodes else ""}
                     for p in n.parents],
         "children": [{"id": c, "text": trace.nodes[c].text if c in trace.nodes else ""}

@@ -48,12 +48,13 @@ SELECTED_BORDER = "#f59e0b"
 GOLD_BORDER = "#b45309"        # a node whose retrievals hold gold evidence (triage)
 BREAK_BORDER = "#e11d48"       # the node where the chain broke (triage)
 
-# Node shapes by kind (vis-network shapes); unknown kinds are boxes.
+# Node shapes by kind (vis-network shapes); unknown kinds are boxes. Only shapes that draw
+# their label inside: vis draws a diamond's, dot's, star's or triangle's label below the
+# shape, where the edges leaving it downwards run through the text.
 KIND_SHAPES = {
-    "question": "ellipse", "root": "ellipse", "answer": "diamond", "final": "diamond",
-    "retrieval": "database", "passage": "database", "document": "database",
-    "entity": "dot", "triple": "dot", "path": "hexagon", "parse_failed": "triangle",
-    "verify": "star", "verification": "star",
+    "question": "ellipse", "root": "ellipse", "answer": "ellipse", "final": "ellipse",
+    "refusal": "ellipse", "retrieval": "database", "passage": "database",
+    "document": "database", "entity": "ellipse", "triple": "ellipse",
 }
 
 
