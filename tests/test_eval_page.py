@@ -2,6 +2,7 @@
 shows its progress; and an eval of the real default model over 5 HotpotQA questions with
 two methods, whose stored results render on the page."""
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -146,7 +147,12 @@ def test_page_launches_an_eval_and_shows_progress(isolated_home):
         st = Store()
         rows = st.query("SELECT question_id, correct FROM eval_items ORDER BY question_id")
         assert [r["correct"] for r in rows] == [False, True, False, False]
-        assert len(_charts(at)) >= 7
+        # summary, hops, type, cost, calibration: no CRAG charts for questions without CRAG
+        # labels, and no empty axes
+        assert {c.key for c in _charts(at)} == {"ev_summary", "ev_hops", "ev_qtype", "ev_eff",
+                                                "ev_calib"}
+        assert any("Drawn for CRAG questions" in c.value for c in at.caption)
+        assert any(s.value.startswith("Finished: 4 of 4 items") for s in at.success)
         # the same eval again, its calls answered from the first's
         first = snap["eval_id"]
         next(m for m in at.multiselect
@@ -180,6 +186,142 @@ def test_job_stop_keeps_finished_items(isolated_home):
     assert job.status == "interrupted"
     n = st.query("SELECT count(*) AS n FROM eval_items")[0]["n"]
     assert 3 <= n < 12 and st.query("SELECT count(*) AS n FROM runs")[0]["n"] == n
+
+
+# -- an eval followed live ------------------------------------------------------------------
+
+class _Gate:
+    """A backend whose calls wait until the test lets them through, so the page can be
+    looked at with no item finished, with some, and after the last."""
+
+    def __init__(self, inner):
+        self.inner, self.info = inner, inner.info
+        self.through = threading.Semaphore(0)
+        self.asked = 0
+
+    def let(self, n: int) -> None:
+        for _ in range(n):
+            self.through.release()
+
+    def generate(self, messages, params=None):
+        self.asked += 1
+        assert self.through.acquire(timeout=60), "the test never let this call through"
+        return self.inner.generate(messages, params)
+
+    def score(self, context, continuation):
+        return self.inner.score(context, continuation)
+
+    def count_tokens(self, text):
+        return self.inner.count_tokens(text)
+
+
+def _until(cond, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def _eval_label(at):
+    box = next(s for s in at.selectbox if s.label == "Eval")
+    return box.value, box.format_func(box.value)
+
+
+def test_page_follows_a_running_eval_and_completes_when_it_ends():
+    """An eval run by a job of the app: before its first item, with two items stored (the
+    third still running), and after the last, the page says what is true at each step."""
+    st = Store()
+    gate = _Gate(ScriptedBackend.from_table(answer_rules(), default="grey"))
+    job = jobs.start(EvalSpec("toy", ["toy-rag", "toy-llm"], judge="off", limit=3), store=st,
+                     backend=gate, dataset=ToyDataset(), method_classes=toy_methods())
+    try:
+        _until(lambda: gate.asked == 1)
+        at = _apptest()
+        at.session_state["eval_job"] = job.id
+        at.run()
+        assert not at.exception, at.exception
+        line = at.get("progress")[0].text
+        assert f"{job.eval_id}: 0/6 items · first item running for" in line, line
+        assert "items/s" not in line and "ETA ?" not in line
+        assert _eval_label(at)[0] == job.eval_id and "0/6 · running" in _eval_label(at)[1]
+        assert any(i.value.startswith("Running: 0 of 6 items stored") for i in at.info)
+        assert any(c.value == "No item finished yet: the charts appear as items land."
+                   for c in at.caption)
+        assert not _charts(at)
+
+        gate.let(2)
+        _until(lambda: gate.asked == 3)
+        # the two finished items are stored although the third does not end
+        _until(lambda: st.query("SELECT count(*) AS n FROM eval_items")[0]["n"] == 2, 5)
+        at.run()
+        assert not at.exception, at.exception
+        line = at.get("progress")[0].text
+        assert "2/6 items · " in line and "items/s" in line and "ETA 0:" in line, line
+        table = next(d.value for d in at.dataframe if "LLM calls" in d.value.columns)
+        assert len(table) == 2
+        assert {"question", "answer", "correct", "wall time (s)", "LLM calls"} <= set(table.columns)
+        assert set(table["question"]) == {"What is the colour of item0?"}
+        assert (table["LLM calls"] == 1).all() and (table["wall time (s)"] >= 0).all()
+        assert any(i.value.startswith("Running: 2 of 6 items stored") for i in at.info)
+        assert "2/6 · running" in _eval_label(at)[1]
+        assert {"ev_summary", "ev_eff", "ev_calib"} <= {c.key for c in _charts(at)}
+        assert any("metrics: " in c.value and "profile" in c.value for c in at.caption)
+
+        gate.let(100)
+        jobs.wait(job, 60)
+        assert job.status == "finished", job.error
+        at.run()            # what the page's fragment asks for when it sees the eval end
+        assert not at.exception, at.exception
+        assert "6/6 · finished" in _eval_label(at)[1]
+        assert any(s.value.startswith("Finished: 6 of 6 items") for s in at.success)
+        assert not [i for i in at.info if i.value.startswith("Running")]
+        assert "finished" in at.get("progress")[0].text
+        # item 0 of the toy set is a CRAG question; none carries gold evidence to triage
+        assert {c.key for c in _charts(at)} == {"ev_summary", "ev_hops", "ev_qtype", "ev_eff",
+                                                "ev_calib", "ev_crag", "ev_crag_by"}
+        caps = [c.value for c in at.caption]
+        assert "Not triaged: toy\\-rag: 3 run(s), the question has no gold evidence \\(no " \
+               "supporting passages, decomposition, gold path or answer entities\\)" in caps
+        assert "No triaged runs: no run of this eval could be triaged (the reasons are " \
+               "listed above)." in caps
+        assert not [c for c in caps if "No answer confidences" in c]
+    finally:
+        gate.let(100)
+        jobs.wait(job, 60)
+
+
+class _NoLogprobs:
+    """A backend like a server that returns text without token log-probabilities."""
+
+    def __init__(self, inner):
+        self.inner, self.info = inner, inner.info
+
+    def generate(self, messages, params=None):
+        import dataclasses
+        from workbench.llm.base import Token
+        c = self.inner.generate(messages, params)
+        return dataclasses.replace(c, tokens=[Token(t.id, t.piece, None) for t in c.tokens],
+                                   logprobs_available=False)
+
+    def score(self, context, continuation):
+        return self.inner.score(context, continuation)
+
+    def count_tokens(self, text):
+        return self.inner.count_tokens(text)
+
+
+def test_page_says_why_calibration_is_empty():
+    st = Store()
+    EvalRunner.new(st, EvalSpec("toy", ["toy-llm"], judge="off", limit=3),
+                   backend=_NoLogprobs(ScriptedBackend.from_table(answer_rules(), default="grey")),
+                   dataset=ToyDataset(), method_classes=toy_methods()).run()
+    at = _apptest()
+    at.run()
+    assert not at.exception, at.exception
+    caps = [c.value for c in at.caption]
+    assert "No answer confidences: this backend (scripted) returns no log-probabilities (3 LLM " \
+           "calls, none with them)." in caps, caps
+    assert "ev_calib" not in {c.key for c in _charts(at)}
 
 
 # -- the real default model ------------------------------------------------------------------

@@ -25,6 +25,7 @@ class Job:
     error: str | None = None
     started: float = field(default_factory=time.time)
     ended: float | None = None
+    updated: float | None = None      # when the last item finished (an ETA counts down from it)
     cancel: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
 
@@ -42,7 +43,8 @@ class Job:
                 "done": p.done if p else 0, "total": p.total if p else None,
                 "rate": p.rate if p else 0.0, "eta_s": p.eta_s if p else None,
                 "fraction": p.fraction if p else 0.0, "failed": p.failed if p else 0,
-                "error": self.error, "elapsed_s": (self.ended or time.time()) - self.started}
+                "error": self.error, "elapsed_s": (self.ended or time.time()) - self.started,
+                "updated": self.updated}
 
 
 _JOBS: dict[str, Job] = {}
@@ -56,6 +58,7 @@ def start(spec: EvalSpec | None, *, store: Any, resume: str | None = None, **run
 
     def on_progress(p: Progress) -> None:
         job.progress = p
+        job.updated = time.time()
         job.status = "running"
         if job.cancel.is_set():
             raise KeyboardInterrupt

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -36,11 +37,27 @@ class ResultWriter:
         self.last = time.monotonic()
         self.written = 0
         self.model: tuple[str, str] | None = None
+        self._lock = threading.RLock()     # the runner's flushes and the timer's, one at a time
+        self._timer: threading.Timer | None = None
 
     def add(self, r: ItemResult) -> None:
-        self.buf.append(r)
-        if len(self.buf) >= self.every_n or time.monotonic() - self.last >= self.every_s:
+        with self._lock:
+            self.buf.append(r)
+            due = len(self.buf) >= self.every_n or time.monotonic() - self.last >= self.every_s
+        if due:
             self.flush()
+        elif self._timer is None or not self._timer.is_alive():
+            # a batched item is stored within every_s even when the next item takes minutes
+            # (the Evaluate page lists items as they land)
+            self._timer = threading.Timer(self.every_s, self._timed_flush)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _timed_flush(self) -> None:
+        try:
+            self.flush()
+        except BaseException:   # noqa: BLE001 - the rows are back in buf; the last flush writes them
+            pass
 
     def _run_row(self, r: ItemResult) -> tuple[dict[str, Any], list[T.Event]]:
         from ..store import _JSON_COLUMNS, _RUN_COLUMNS
@@ -75,6 +92,10 @@ class ResultWriter:
         return run, events
 
     def flush(self) -> None:
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
         if not self.buf:
             self.last = time.monotonic()
             return

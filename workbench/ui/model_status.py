@@ -21,7 +21,8 @@ QUALITY_HELP = ("Measured on the demo questions (standard RAG, contains-gold acc
 
 def model_panel(card: dict, *, hint: str | None = None) -> None:
     """The configured model: name, size, quality tier, quantisation, offload, context."""
-    c = st.columns(6)
+    # The name gets the room it needs: in a sixth of the width it was cut to "qwen2.5-…".
+    c = st.columns([max(2.0, len(str(card["name"])) / 11), 1, 1, 1, 1, 1])
     c[0].metric("Model", card["name"], help=card.get("title"))
     c[1].metric("Size", f"{card['size_mb']:,.0f} MB" if card.get("size_mb") else "-")
     c[2].metric("Answer quality", card.get("quality", "unknown"), help=QUALITY_HELP)

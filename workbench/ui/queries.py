@@ -87,3 +87,40 @@ def questions_with_runs(st: Store, limit: int = 200) -> list[dict[str, Any]]:
         SELECT question, count(*) AS n_runs, list(DISTINCT method) AS methods,
                max(created_at) AS last
         FROM runs GROUP BY question ORDER BY last DESC LIMIT ?""", [limit])
+
+
+# -- the Evaluate page ----------------------------------------------------------------------
+
+def eval_items_done(st: Any, eval_id: str, limit: int = 200) -> list[dict[str, Any]]:
+    """The eval's stored items, newest first, with the question and answer of each run."""
+    return st.query("""
+        SELECT i.question_id, r.question, i.method, i.variant, r.answer, i.correct, i.status,
+               i.wall_ms / 1000.0 AS wall_s, i.llm_calls, i.confidence, i.created_at
+        FROM eval_items i LEFT JOIN runs r ON r.run_id = i.run_id
+        WHERE i.eval_id = ? ORDER BY i.created_at DESC, i.item_key LIMIT ?""",
+                    [eval_id, int(limit)])
+
+
+def eval_facts(st: Any, eval_id: str) -> dict[str, Any]:
+    """What the eval's stored items hold, so each empty chart can say why it is empty:
+    items (and failed ones), answers with a confidence, CRAG questions, hop counts and
+    question types, and the LLM calls made and how many returned log-probabilities."""
+    items = st.query("""
+        SELECT count(*) AS n_items,
+               count(*) FILTER (WHERE status = 'failed') AS n_failed,
+               count(confidence) AS n_confidence,
+               count(*) FILTER (WHERE static_or_dynamic IS NOT NULL OR
+                                (domain IS NOT NULL AND question_type IS NOT NULL)) AS n_crag,
+               count(hops) AS n_hops, count(qtype) AS n_qtype,
+               count(DISTINCT method || '|' || coalesce(variant, '')) AS n_series
+        FROM eval_items WHERE eval_id = ?""", [eval_id])[0]
+    calls = st.query("""
+        SELECT count(*) AS n_calls, count(c.perplexity) AS n_calls_scored
+        FROM llm_calls c JOIN eval_items i ON i.run_id = c.run_id WHERE i.eval_id = ?""",
+                     [eval_id])[0]
+    return {**items, **calls}
+
+
+def running_evals(st: Any) -> list[dict[str, Any]]:
+    """Evals marked running, with the process that marked them."""
+    return st.query("SELECT eval_id, status, pid FROM eval_batches WHERE status = 'running'")

@@ -196,9 +196,10 @@ def _answer_trail(store: Store, eval_id: str) -> None:
                    + "; ".join(skipped))
 
 
-def evaluate_section(store: Store, eval_id: str) -> None:
+def evaluate_section(store: Store, eval_id: str, note: str = "") -> None:
     """Evaluate: failure classes per method (stacked), the commonest breaking node kinds,
-    gold-evidence recall at question and node level, and the runs behind a bar."""
+    gold-evidence recall at question and node level, and the runs behind a bar. ``note``
+    says what "correct" means in this eval (its primary metric and metric profile)."""
     from ..viz import eval_charts as C
     st.subheader("Failure triage: where in the graph it went wrong")
     try:
@@ -212,11 +213,16 @@ def evaluate_section(store: Store, eval_id: str) -> None:
         st.caption(f"Not triaged: {md_escape(r['method'])}: {r['n']} run(s), "
                    f"{md_escape(r['reason'])}")
     if not summ["classes"]:
-        st.caption("No triaged runs: these questions carry no gold evidence.")
+        # the reasons are the stored ones above; with none, nothing has been stored yet
+        st.caption("No triaged runs: " + ("no run of this eval could be triaged (the "
+                                          "reasons are listed above)." if summ["untriaged"]
+                                          else "no item finished yet."))
         _answer_trail(store, eval_id)
         return
     ev = st.plotly_chart(C.failure_class_bars(summ["classes"], CLASS_LABELS), on_select="rerun",
-                         key="ev_triage", width="stretch")
+                         key="ev_triage", width="stretch", config=C.PLOTLY_CONFIG)
+    if note:
+        st.caption(note)
     c1, c2 = st.columns(2)
     with c1:
         st.markdown("**Most common breaking node kinds** (wrong runs)")

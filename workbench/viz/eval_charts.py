@@ -20,11 +20,34 @@ def _go():
     return go
 
 
-def _layout(fig: Any, *, height: int = 340, title: str | None = None, **kw: Any) -> Any:
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+# The toolbar shows on hover only, and every figure keeps a top margin it can sit in,
+# so it never covers a title or a subplot title.
+PLOTLY_CONFIG = {"displayModeBar": "hover", "displaylogo": False}
+TOP = 34            # px above the plot: the hover toolbar's height
+TOP_TITLED = 64     # subplot titles sit above the plot, under the toolbar
+
+
+def _layout(fig: Any, *, height: int = 340, title: str | None = None, top: int | None = None,
+            **kw: Any) -> Any:
+    fig.update_layout(height=height,
+                      margin=dict(l=10, r=10, t=top if top is not None else
+                                  (TOP_TITLED if title else TOP), b=10),
                       title=title, legend=dict(orientation="h", y=-0.2), clickmode="event+select",
                       **kw)
     return fig
+
+
+def _value_range(lows: Sequence[float], highs: Sequence[float], room: float = 0.22
+                 ) -> list[float]:
+    """A y range holding every bar, whisker and the value label above it: ``room`` of the
+    span is kept above the highest (and below the lowest negative) for the labels."""
+    lo, hi = min([0.0, *lows]), max([0.0, *highs])
+    if hi - lo <= 0:
+        hi = 1.0
+    if 0 <= min(lows, default=0) and max(highs, default=0) <= 1.0:
+        hi = 1.0                  # a 0-1 metric keeps its whole scale
+    span = hi - lo
+    return [lo - (room * span if lo < 0 else 0.0), hi + room * span]
 
 
 def _err(rows: Sequence[dict[str, Any]], key: str = "mean", lo: str = "lo", hi: str = "hi"
@@ -45,10 +68,11 @@ def metric_bars(rows: Sequence[dict[str, Any]], metric_label: str) -> Any:
     fig.add_bar(x=[r["series"] for r in rows], y=[r["mean"] for r in rows],
                 error_y=_err(rows), marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(rows))],
                 customdata=[[r["method"], r["variant"], None] for r in rows],
-                text=[f"{(r['mean'] or 0):.2f}<br>n={r['n']}" for r in rows], textposition="outside",
+                text=[f"{(r['mean'] or 0):.2f} (n={r['n']})" for r in rows], textposition="outside",
+                cliponaxis=False,
                 hovertemplate="%{x}<br>" + metric_label + " %{y:.3f}<extra></extra>")
-    return _layout(fig, yaxis_title=metric_label, yaxis_range=[0, 1.1] if all(
-        (r.get("hi") or 0) <= 1.0 for r in rows) else None)
+    vals = [v for r in rows for v in (r.get("mean"), r.get("lo"), r.get("hi")) if v is not None]
+    return _layout(fig, yaxis_title=metric_label, yaxis_range=_value_range(vals, vals))
 
 
 def group_bars(rows: Sequence[dict[str, Any]], metric_label: str, group_label: str) -> Any:
@@ -88,7 +112,7 @@ def efficiency_bars(rows: Sequence[dict[str, Any]]) -> Any:
                              array=[max(0.0, ((r.get("wall_ms_p90") or 0) - (r["wall_ms"] or 0)) / 1000)
                                     for r in rows], arrayminus=[0] * len(rows)))
     fig.update_layout(barmode="stack")
-    return _layout(fig, height=320)
+    return _layout(fig, height=340, top=TOP_TITLED)
 
 
 def reliability_diagram(bins: Sequence[dict[str, Any]], ece: Sequence[dict[str, Any]]) -> Any:
@@ -127,11 +151,13 @@ def crag_outcomes(rows: Sequence[dict[str, Any]]) -> Any:
         fig.add_bar(y=ys, x=[(r[key] or 0) * 100 for r in rows], name=label, orientation="h",
                     marker_color=CRAG_COLOURS[key], customdata=cd,
                     hovertemplate="%{y}<br>" + label + " %{x:.1f}%<extra></extra>")
-    fig.add_scatter(y=ys, x=[101] * len(rows), mode="text", showlegend=False, hoverinfo="skip",
+    # the score beside each bar, inside the plot: the axis runs on to 130 for it
+    fig.add_scatter(y=ys, x=[102] * len(rows), mode="text", showlegend=False, hoverinfo="skip",
                     text=[f"score {(r['score'] or 0) * 100:+.1f}" for r in rows],
-                    textposition="middle right")
-    return _layout(fig, height=max(200, 60 + 40 * len(rows)), barmode="stack",
-                   xaxis_title="% of questions", xaxis_range=[0, 125])
+                    textposition="middle right", cliponaxis=False)
+    fig.update_xaxes(tickvals=[0, 25, 50, 75, 100])
+    return _layout(fig, height=max(220, 90 + 40 * len(rows)), barmode="stack",
+                   xaxis_title="% of questions", xaxis_range=[0, 130])
 
 
 def crag_breakdown(rows: Sequence[dict[str, Any]], group_label: str) -> Any:
@@ -175,7 +201,7 @@ def knob_response(rows: Sequence[dict[str, Any]], knob: str) -> Any:
                         legendgroup="score", showlegend=c == 1, row=1, col=c)
         fig.update_xaxes(title_text=knob, type="category", row=1, col=c)
     fig.add_hline(y=0, line_color="#d1d5db")
-    return _layout(fig, height=380, yaxis_range=[-1.05, 1.05])
+    return _layout(fig, height=380, top=TOP_TITLED, yaxis_range=[-1.05, 1.05])
 
 
 def tradeoff_scatter(rows: Sequence[dict[str, Any]]) -> Any:
@@ -232,8 +258,8 @@ def failure_class_bars(rows: Sequence[dict[str, Any]], labels: dict[str, str]) -
                     customdata=[[first[s]["method"], first[s]["variant"], cls] for s in series],
                     hovertemplate="%{y}<br>" + labels.get(cls, cls)
                     + " %{x:.0f}% (%{text} runs)<extra></extra>")
-    fig = _layout(fig, height=max(200, 80 + 44 * len(series)), barmode="stack",
-                  xaxis_title="% of triaged runs", xaxis_range=[0, 100])
+    fig = _layout(fig, height=max(220, 100 + 44 * len(series)), barmode="stack",
+                  top=TOP_TITLED, xaxis_title="% of triaged runs", xaxis_range=[0, 100])
     # above the bars: in a chart this short a legend below covers the axis title
     fig.update_layout(legend=dict(orientation="h", y=1.02, yanchor="bottom",
                                   traceorder="normal"))
