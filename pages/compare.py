@@ -55,6 +55,10 @@ if mode == "Stored runs":
     if table:
         st.dataframe(table, hide_index=True, width="stretch")
         st.plotly_chart(compare_bars(table), key=f"{K}__sbars", config={"displayModeBar": False})
+    if len(traces) >= 2 and st.toggle("Where do these runs part ways? (the first two runs)",
+                                      key=f"{K}__diffon"):
+        from workbench.ui.diff_view import render_diff
+        render_diff(traces[0][1], traces[1][1], key=f"{K}__diff")
     st.stop()
 
 qc = st.columns([5, 1], vertical_alignment="bottom")

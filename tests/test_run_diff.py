@@ -41,6 +41,13 @@ def build(run_id, method, nodes, *, answer=None, question=Q, **meta):
     return [clock.stamp(e) for e in evs]
 
 
+@pytest.fixture(scope="module")
+def embedder():
+    """The workbench's sentence embedder, loaded once (and before any page's timeout runs)."""
+    from workbench.knowledge.dense import get_embedder
+    return get_embedder()
+
+
 def words_embed(texts):
     """Bag-of-words vectors: texts sharing their words are alike, others are not."""
     toks = [re.findall(r"\w+", t.lower()) for t in texts]
@@ -82,7 +89,7 @@ def par_events(run_id="run_par", birth_evidence=("p-lon", "p-nol"), plan=True):
     return build(run_id, "par_rag", nodes, answer=("final", "Christopher Nolan"))
 
 
-def test_two_methods_align_by_meaning_and_part_at_the_plan():
+def test_two_methods_align_by_meaning_and_part_at_the_plan(embedder):
     a, b = T.Trace.fold(crp_events()), T.Trace.fold(par_events())
     d = D.diff_runs(a, b)                       # the real sentence embedder
     assert d.aligned_by == "meaning"
@@ -236,7 +243,7 @@ def store_run(st, events, method):
     return run_id
 
 
-def test_cli_runs_diff_prints_the_diff_and_json_last(capsys):
+def test_cli_runs_diff_prints_the_diff_and_json_last(capsys, embedder):
     st = Store()
     ra = store_run(st, crp_events(), "crp_rag")
     rb = store_run(st, par_events(), "par_rag")
@@ -255,3 +262,28 @@ def test_cli_runs_diff_prints_the_diff_and_json_last(capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: runs run_crp and run_x answer different questions")
     assert len(err.strip().splitlines()) == 1
+
+
+# --- the Compare page ---
+
+def test_compare_page_shows_where_two_stored_runs_part_ways(isolated_home, monkeypatch,
+                                                           embedder):
+    from tests import test_ui_support as S
+    from tests.test_ui_pages import app, no_errors
+    with S.toy_ui(monkeypatch):
+        st = Store()
+        store_run(st, crp_events(), "crp_rag")
+        store_run(st, par_events(), "par_rag")
+        at = app("pages/compare.py")
+        at.segmented_control(key="cmp__mode").set_value("Stored runs").run()
+        at.toggle(key="cmp__diffon").set_value(True).run()
+        no_errors(at)
+        view = at.session_state["cmp__diff__view"]
+        # the page lists the newest run first: PAR-RAG's run is A there
+        sides = {n["id"]: n["diff_side"] for n in view["nodes"]}
+        assert {k: v for k, v in sides.items() if v != "both"} == {"A·plan": "a"}
+        assert list(sides.values()).count("both") == 4
+        plan = next(n for n in view["nodes"] if n["id"] == "A·plan")
+        assert "first divergence" in plan["label"]
+        md = " ".join(m.value for m in at.markdown).replace("\\", "")
+        assert "First divergence:" in md and "A made plan plan" in md
