@@ -76,9 +76,16 @@ def home() -> None:
         st.caption(f"Run history unavailable: {W.friendly(e)}")
     if recent:
         st.subheader("Recent runs")
-        st.dataframe([{"method": r["method"], "status": r["status"], "question": r["question"],
-                       "answer": r["answer"], "correct": r["correct"], "LLM calls": r["llm_calls"]}
-                      for r in recent], hide_index=True, width="stretch")
+        st.session_state["home_recent_ids"] = [r["run_id"] for r in recent]
+        event = st.dataframe([{"method": r["method"], "status": r["status"],
+                               "question": r["question"], "answer": r["answer"],
+                               "correct": r["correct"], "LLM calls": r["llm_calls"]}
+                              for r in recent], hide_index=True, width="stretch",
+                             on_select="rerun", selection_mode="single-row", key="home_recent")
+        st.caption("Select a run to open it on the Runs page.")
+        rows = event.selection.rows if event and event.selection else []
+        if rows:
+            st.switch_page("pages/runs.py", query_params={"run": recent[rows[0]]["run_id"]})
 
 
 ROOT = Path(__file__).resolve().parent

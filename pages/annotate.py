@@ -11,6 +11,7 @@ from workbench.ui import access
 from workbench.ui import queries as Q
 from workbench.ui import triage_view as TV
 from workbench.ui import widgets as W
+from workbench.triage import store as TS
 
 K = "ann"
 ss = st.session_state
@@ -81,7 +82,12 @@ with tab_one:
                      if info[run_id]["correct"] is not None else None)
         TV.banner(tri)
     with right:
-        TV.label_panel(store, tr, run_id, tri, key=K)
+        if tri is not None and tri.failure_class == "correct" and not TS.get_label(store, run_id):
+            # nothing failed, so there is no suggestion to confirm
+            st.markdown("**Failure class** (knowledge-centric triage)")
+            st.caption("Correct by the stored verdict: no failure class to label.")
+        else:
+            TV.label_panel(store, tr, run_id, tri, key=K)
         target_kind = st.segmented_control("Target", list(A.TARGET_KINDS), default="run",
                                            key=f"{K}__kind") or "run"
         if target_kind == "node":
@@ -100,8 +106,9 @@ with tab_one:
             target_id = run_id
         groups = A.tags_by_group()
         options = [t.id for g in groups.values() for t in g]
-        tags = st.multiselect("Failure modes", options, key=f"{K}__tags",
+        tags = st.multiselect("Failure modes", options, key=f"{K}__tags", select_all=False,
                               format_func=lambda t: f"{A.GROUPS[A.TAGS[t].group]}: {A.TAGS[t].label}",
+                              placeholder="Choose one or more failure modes",
                               help="Merged from the method specs' categories.")
         for t in tags:
             st.caption(f"{A.TAGS[t].label}: {A.TAGS[t].description}")
@@ -112,18 +119,30 @@ with tab_one:
                 ss[f"{K}__author"] = getpass.getuser()
             except Exception:      # noqa: BLE001
                 ss[f"{K}__author"] = ""
-        author = st.text_input("Author", key=f"{K}__author")
-        if st.button("Save annotation", type="primary", key=f"{K}__save",
-                     disabled=target_id is None or not (tags or note.strip())):
+        st.text_input("Author", key=f"{K}__author")
+
+        def save(kind: str, target: str) -> None:
+            # A callback runs before the widgets are drawn again, so clearing their values
+            # here reaches the browser too (popping the keys after the click left the form
+            # filled on screen with Save disabled).
             try:
-                store.add_annotation(run_id, target_kind, str(target_id),
-                                     A.validate(tags, target_kind), note.strip(), author.strip())
-                ss.pop(f"{K}__tags", None)
-                ss.pop(f"{K}__note", None)
-                st.toast("Annotation saved.")
-                st.rerun()
+                store.add_annotation(run_id, kind, target,
+                                     A.validate(ss.get(f"{K}__tags") or [], kind),
+                                     (ss.get(f"{K}__note") or "").strip(),
+                                     (ss.get(f"{K}__author") or "").strip())
             except ValueError as e:
-                W.error(str(e))
+                ss[f"{K}__save_error"] = str(e)
+                return
+            ss[f"{K}__tags"], ss[f"{K}__note"] = [], ""
+            ss[f"{K}__saved"] = True
+
+        st.button("Save annotation", type="primary", key=f"{K}__save",
+                  disabled=target_id is None or not (tags or note.strip()),
+                  on_click=save, args=(target_kind, str(target_id)))
+        if ss.pop(f"{K}__saved", False):
+            st.toast("Annotation saved.")
+        if ss.get(f"{K}__save_error"):
+            W.error(ss.pop(f"{K}__save_error"))
         sugg = TV.taxonomy_suggestions(tri) + A.suggest(tr)
         if sugg:
             st.markdown("**Suggested** (heuristics; confirm before saving)")
@@ -140,9 +159,12 @@ with tab_one:
     may_delete = access.host_only("Deleting annotations") if anns else False
     for a in anns:
         c1, c2 = st.columns([6, 1], vertical_alignment="center")
-        c1.markdown(f"`{W.md_escape(a['target_kind'])} {W.md_escape(a['target_id'])}` · "
-                    f"**{W.md_escape(W.tag_text(a['tags']))}** · {W.md_escape(a['note'])} "
-                    f"— *{W.md_escape(a['author'] or 'anonymous')}*")
+        # Escaped text outside code spans: inside backticks the escapes showed (run\\_09…).
+        target = "the run" if a["target_kind"] == "run" else \
+            f"{W.md_escape(a['target_kind'])} **{W.md_escape(a['target_id'])}**"
+        c1.markdown(f"{target} · **{W.md_escape(W.tag_text(a['tags'])) or 'no tags'}**"
+                    + (f" · {W.md_escape(a['note'])}" if a["note"] else "")
+                    + f" — *{W.md_escape(a['author'] or 'anonymous')}*")
         if c2.button("Delete", key=f"{K}__del_{a['id']}", disabled=not may_delete) \
                 and may_delete:
             store.delete_annotation(a["id"])

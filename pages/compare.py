@@ -1,5 +1,7 @@
 """Compare: one question through 2–4 methods (or one method with different knobs), side
-by side, run one after another with live progress; or stored runs of one question."""
+by side with live progress: at the same time when the model serves concurrent calls (a
+server), else one after another with the queued ones' place in line; or stored runs of one
+question. Each block (graph, answer, triage) is a row of its own, so the columns line up."""
 from __future__ import annotations
 
 import streamlit as st
@@ -13,7 +15,32 @@ from workbench.ui import model_status as MS
 from workbench.viz.figures import compare_bars
 
 K = "cmp"
+GRAPH_H = 420
+MIN_SCALE = 0.85        # labels at 13 px x 0.85 ≈ 11 px however wide the graph (pan for more)
 ss = st.session_state
+
+
+def row(n: int) -> list:
+    """One row of n columns: every block (header, graph, answer, triage) gets its own row,
+    so the same block starts at the same height in every column."""
+    return st.columns(n, gap="medium")
+
+
+def queued_note(b: live.LiveBatch, i: int) -> str | None:
+    """A plain account of a column that has not started: its place in the model's line."""
+    js = b.jobs[i]
+    if js.status != "pending" or not b.running:
+        return None
+    before = [k for k in range(i) if b.jobs[k].status in ("pending", "starting", "waiting",
+                                                         "running")]
+    t = b.ticket(b.current)
+    others = len(t.ahead()) if t is not None else 0
+    pos = len(before) + others + 1
+    cols = ", ".join(str(k + 1) for k in before)
+    return (f"Waiting for the model: position {pos} in line"
+            + (f", after column{'s' if len(before) > 1 else ''} {cols}" if before else "")
+            + (f" and {others} run{'s' if others != 1 else ''} of other sessions" if others else "")
+            + ". This model answers one call at a time, so the methods run one after another.")
 settings = W.setup_page(warm_up=True)
 st.title("Compare")
 
@@ -39,19 +66,25 @@ if mode == "Stored runs":
         format_func=lambda rid: next(f"{r['method']} · {r['status']} · {rid}" for r in rows
                                      if r["run_id"] == rid))
     traces = [(rid, store.trace(rid)) for rid in picked]
-    cols = st.columns(max(1, len(traces)))
-    table = []
-    for (rid, tr), col in zip(traces, cols):
-        run = store.get_run(rid) or {}
-        tri = TV.for_run(store, tr, rid)
+    runs = [store.get_run(rid) or {} for rid, _ in traces]
+    verdicts = [{"correct": r["correct"]} if r.get("correct") is not None else None
+                for r in runs]
+    tris = [TV.for_run(store, tr, rid) for rid, tr in traces]
+    for col, (rid, tr) in zip(row(len(traces)), traces):
+        col.markdown(f"**{W.md_escape(tr.method)}** · `{rid}`")
+    for i, (col, (rid, tr)) in enumerate(zip(row(len(traces)), traces)):
         with col:
-            st.markdown(f"**{W.md_escape(tr.method)}** · `{rid}`")
-            W.draw_graph(tr, key=f"{K}__s_{rid}", height=360, triage=tri)
-            W.answer_box(tr, {"correct": run["correct"]} if run.get("correct") is not None else None)
+            W.draw_graph(tr, key=f"{K}__s_{rid}", height=GRAPH_H, triage=tris[i],
+                         min_scale=MIN_SCALE)
+    for i, (col, (_rid, tr)) in enumerate(zip(row(len(traces)), traces)):
+        with col:
+            W.answer_box(tr, verdicts[i])
+    for col, tri in zip(row(len(traces)), tris):
+        with col:
             TV.banner(tri)
-        table.append(W.summary_row(tr, f"{tr.method} {rid[-5:]}",
-                                   {"correct": run["correct"]} if run.get("correct") is not None
-                                   else None, (run.get("wall_ms") or 0) / 1000.0))
+    table = [W.summary_row(tr, f"{tr.method} {rid[-5:]}", verdicts[i],
+                           (runs[i].get("wall_ms") or 0) / 1000.0)
+             for i, (rid, tr) in enumerate(traces)]
     if table:
         st.dataframe(table, hide_index=True, width="stretch")
         st.plotly_chart(compare_bars(table), key=f"{K}__sbars", config={"displayModeBar": False})
@@ -84,7 +117,8 @@ if b1.button("Run all", type="primary", disabled=running or not question, key=f"
             llm = backend.get_llm(settings)
         ss["cmp_batch"] = live.LiveBatch(jobs, question, question_id=qid,
                                          dataset=settings.dataset, llm=llm,
-                                         store=W.store_or_stop(), settings=settings).start()
+                                         store=W.store_or_stop(), settings=settings,
+                                         together=live.serves_calls_together(llm)).start()
         ss["cmp_was_running"] = True
         running = True
     except LLMError as e:
@@ -98,7 +132,8 @@ def panel() -> None:
     b: live.LiveBatch | None = ss.get("cmp_batch")
     if b is None:
         st.info("Choose the methods (or one method twice with different knobs) and press "
-                "**Run all**; they run one after another.")
+                "**Run all**: they run at the same time when the model serves several calls "
+                "at once (a server), otherwise one after another.")
         return
     st.markdown(f"**Question:** {W.md_escape(b.question)}")
     if b.running and b.ticket(b.current) is not None:
@@ -108,26 +143,41 @@ def panel() -> None:
             b.stop()
     elif b.running and st.button("Stop", key=f"{K}__stop", disabled=b.stopping):
         b.stop()
-    cols = st.columns(len(b.jobs))
-    table = []
+    n_jobs = len(b.jobs)
+    trs = [b.view(i) for i in range(n_jobs)]
     tris = []
-    for i, (js, col) in enumerate(zip(b.jobs, cols)):
-        tr = b.view(i)
-        tri = TV.for_run(W.store_or_stop(), tr, js.run_id, (js.verdict or {}).get("correct")) \
-            if js.run_id and js.status not in ("running", "pending", "starting") else None
-        tris.append(tri)
+    for i, js in enumerate(b.jobs):
+        tris.append(TV.for_run(W.store_or_stop(), trs[i], js.run_id,
+                               (js.verdict or {}).get("correct"))
+                    if js.run_id and js.status not in ("running", "pending", "starting",
+                                                        "waiting") else None)
+    for i, col in enumerate(row(n_jobs)):
+        js = b.jobs[i]
         with col:
             st.markdown(f"**{i + 1}. {W.md_escape(js.job.label)}**")
-            W.status_line(W.run_summary(tr), status=js.status, elapsed_s=b.elapsed(i),
-                          error_msg=js.error)
+            note = queued_note(b, i)
+            if note:
+                st.info(note, icon=":material/hourglass_top:")
+            else:
+                W.status_line(W.run_summary(trs[i]), status=js.status, elapsed_s=b.elapsed(i),
+                              error_msg=js.error)
             MS.waiting(b.ticket(i))
-            MS.generating(js.partial)
             MS.crash_notice(js.error if not b.running else None, key=f"{K}__{i}")
-            W.draw_graph(tr, key=f"{K}__g{i}", height=340, triage=tri)
-            W.answer_box(tr, js.verdict)
-            TV.banner(tri)
-        table.append(W.summary_row(tr, f"{i + 1}. {js.job.label}", js.verdict,
-                                   b.elapsed(i) if js.started else 0.0))
+    for i, col in enumerate(row(n_jobs)):
+        with col:
+            W.draw_graph(trs[i], key=f"{K}__g{i}", height=GRAPH_H, triage=tris[i],
+                         min_scale=MIN_SCALE,
+                         empty="Waiting for the model." if b.jobs[i].status in
+                         ("pending", "waiting") else "The graph appears here as the method runs.")
+            MS.generating(b.jobs[i].partial)
+    for i, col in enumerate(row(n_jobs)):
+        with col:
+            W.answer_box(trs[i], b.jobs[i].verdict)
+    for i, col in enumerate(row(n_jobs)):
+        with col:
+            TV.banner(tris[i])
+    table = [W.summary_row(trs[i], f"{i + 1}. {js.job.label}", js.verdict,
+                           b.elapsed(i) if js.started else 0.0) for i, js in enumerate(b.jobs)]
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"correct": st.column_config.CheckboxColumn()})
     if any(r["llm_calls"] for r in table):

@@ -5,16 +5,31 @@ from typing import Any, Sequence
 
 
 def compare_bars(rows: Sequence[dict[str, Any]]) -> Any:
-    """One group per metric (LLM calls, tokens / 100, wall s), one bar per column/method."""
+    """Small multiples: one panel per measure (LLM calls, tokens, wall time), each on its
+    own scale, one bar per column/method in the same colour in every panel. (One axis for
+    calls, tokens and seconds needed tokens ÷ 100 to fit and still misled.)"""
     import plotly.graph_objects as go
-    fig = go.Figure()
-    metrics = [("llm_calls", "LLM calls", 1.0), ("tokens", "tokens ÷ 100", 0.01),
-               ("wall_s", "wall time (s)", 1.0)]
-    for r in rows:
-        fig.add_bar(name=str(r.get("label", "")), x=[m[1] for m in metrics],
-                    y=[(r.get(k) or 0) * f for k, _, f in metrics])
-    fig.update_layout(barmode="group", height=260, margin=dict(l=10, r=10, t=10, b=10),
-                      legend=dict(orientation="h", y=-0.25))
+    from plotly.subplots import make_subplots
+    metrics = [("llm_calls", "LLM calls", "{:,.0f}"), ("tokens", "tokens", "{:,.0f}"),
+               ("wall_s", "wall time (s)", "{:,.1f}")]
+    fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[m[1] for m in metrics],
+                        horizontal_spacing=0.08)
+    palette = ["#2563eb", "#ea580c", "#16a34a", "#9333ea"]
+    labels = [str(r.get("label", "")) for r in rows]
+    for c, (key, _title, fmt) in enumerate(metrics, 1):
+        vals = [float(r.get(key) or 0) for r in rows]
+        fig.add_bar(x=labels, y=vals, marker_color=[palette[i % len(palette)]
+                                                    for i in range(len(rows))],
+                    text=[fmt.format(v) for v in vals], textposition="outside",
+                    cliponaxis=False, showlegend=False, hovertemplate="%{x}: %{text}<extra></extra>",
+                    row=1, col=c)
+        fig.update_yaxes(range=[0, max(vals + [1e-9]) * 1.25], row=1, col=c)
+    fig.update_xaxes(showticklabels=False)
+    for i, lab in enumerate(labels):      # one legend for all panels: the colours
+        fig.add_scatter(x=[None], y=[None], mode="markers", name=lab,
+                        marker=dict(color=palette[i % len(palette)], symbol="square", size=12))
+    fig.update_layout(height=280, margin=dict(l=10, r=10, t=36, b=10),
+                      legend=dict(orientation="h", y=-0.08), plot_bgcolor="#ffffff")
     return fig
 
 

@@ -275,7 +275,9 @@ def radial_layout(parent: dict[Any, Any], root: Any, order: Sequence[Any]
         a = sorted(rings[d])
         gaps = [b - x for x, b in zip(a, a[1:])] + ([a[0] + 2 * math.pi - a[-1]]
                                                     if len(a) > 1 else [])
-        need = GAP / min(gaps) if gaps and min(gaps) > 0 else 0.0
+        # the chord, not the arc, is the distance between two neighbours on the ring
+        least = min(gaps) if gaps else 0.0
+        need = GAP / (2 * math.sin(min(least, math.pi) / 2)) if least > 0 else 0.0
         radius[d] = max(radius[d - 1] + STEP, need)
     return {n: (radius[depth[n]] * math.cos(angle[n]), radius[depth[n]] * math.sin(angle[n]))
             for n in depth}
