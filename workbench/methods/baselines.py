@@ -16,6 +16,7 @@ from .. import trace as T
 from ..config import knob
 from ..knowledge.types import Hit
 from . import common as C
+from . import context_select as CS
 from .base import Method, RunContext
 from .prompts import baselines as P
 
@@ -59,6 +60,13 @@ def _retrieval_node(ctx: RunContext, query: str, k: int, retriever: str, parent:
     return rid, hits
 
 
+def _context_event(rid: str, hits: list[Hit], cuts: list[CS.Cut]) -> T.Event:
+    """The budget and what was cut, on the retrieval node (the inspector greys the cut)."""
+    rec = C.context_record(hits, cuts)
+    return T.node_updated(rid, None, context=rec, context_mode=rec["mode"],
+                          context_budget=rec["budget"], context_cut_chars=rec["cut_chars"])
+
+
 def _retriever_knob() -> Any:
     return knob("default", "Retriever (default = the Settings choice).",
                 choices=["default", "bm25", "dense", "hybrid"])
@@ -94,8 +102,9 @@ class Vanilla(Method):
 class StandardRagConfig:
     retriever: str = _retriever_knob()
     top_k: int = knob(5, "Passages retrieved for the question.", min=1, max=20)
-    passage_chars: int = knob(320, "Characters kept per passage in the prompt.", min=50,
-                              max=4000)
+    context: str = CS.context_knob()
+    passage_chars: int = knob(320, "Character budget per passage body in the prompt (the "
+                              "title is always kept).", min=50, max=4000)
     answer_max_tokens: int = knob(32, "Token budget of the answer.", min=4, max=512)
 
 
@@ -116,7 +125,9 @@ class StandardRag(Method):
         rid, hits = yield from _retrieval_node(
             ctx, question, cfg.top_k, C.retriever_name(ctx, cfg.retriever), qid, 1)
         yield ctx.set_phase("answer")
-        passages = C.format_passages(hits, cfg.passage_chars, numbered=False)
+        cuts = CS.select_many([h.text for h in hits], question, cfg.passage_chars, cfg.context)
+        yield _context_event(rid, hits, cuts)
+        passages = C.format_passages(hits, cfg.passage_chars, numbered=False, cuts=cuts)
         yield from _answer_call(ctx, P.rag(passages, question), cfg.answer_max_tokens, [rid], 2)
 
 
@@ -130,8 +141,9 @@ class IrcotConfig:
     max_docs: int = knob(9, "Cap on the passages kept in the prompt (first retrieved kept).",
                          min=1, max=50)
     max_steps: int = knob(4, "Reasoning sentences before the loop stops.", min=1, max=12)
-    passage_chars: int = knob(260, "Characters kept per passage in the prompt.", min=50,
-                              max=4000)
+    context: str = CS.context_knob()
+    passage_chars: int = knob(260, "Character budget per passage body in the prompt (the "
+                              "title is always kept).", min=50, max=4000)
     cot_max_tokens: int = knob(40, "Token budget of one reasoning sentence.", min=8, max=256)
     answer_max_tokens: int = knob(32, "Token budget of the final reader call.", min=4, max=256)
 
@@ -154,27 +166,32 @@ class Ircot(Method):
         qid, ev = C.question_node(ctx, question)
         yield ev
         docs: list[Hit] = []
-        seen: set[str] = set()
+        cuts: dict[str, CS.Cut] = {}
 
-        def add(hits: list[Hit]) -> list[str]:
-            new = []
-            for h in hits:
-                if h.id not in seen and len(docs) < cfg.max_docs:
-                    seen.add(h.id)
-                    docs.append(h)
-                    new.append(h.id)
-            return new
+        def add(rid: str, hits: list[Hit], query: str) -> Iterator[T.Event]:
+            # each passage is cut once, for the question and the query that found it, so
+            # its text stays the same in every later prompt (a stable prompt prefix)
+            new = [h for h in dict((h.id, h) for h in hits).values()
+                   if h.id not in cuts][:max(cfg.max_docs - len(docs), 0)]
+            got = CS.select_many([h.text for h in new], f"{question} {query}".strip(),
+                                 cfg.passage_chars, cfg.context)
+            for h, c in zip(new, got):
+                cuts[h.id] = c
+                docs.append(h)
+            yield T.node_updated(rid, "retrieved", new_docs=[h.id for h in new])
+            yield _context_event(rid, new, got)
 
         rid, hits = yield from _retrieval_node(ctx, question, cfg.k_per_step, name, qid, 1,
                                                step=0)
-        yield T.node_updated(rid, "retrieved", new_docs=add(hits))
+        yield from add(rid, hits, "")
         parent, layer = rid, 1
         thoughts: list[str] = []
         answer_raw = None
         for step in range(1, cfg.max_steps + 1):
             yield ctx.set_phase("reason")
             tid = ctx.node_id("t")
-            passages = C.format_passages(docs, cfg.passage_chars, numbered=False)
+            passages = C.format_passages(docs, cfg.passage_chars, numbered=False,
+                                         cuts=[cuts[h.id] for h in docs])
             calls: list[T.Event] = []
             comp = yield from C.tap(ctx.generate(
                 "cot", P.ircot_step(passages, question, thoughts),
@@ -206,7 +223,7 @@ class Ircot(Method):
             layer += 1
             rid, hits = yield from _retrieval_node(ctx, sentence, cfg.k_per_step, name, tid,
                                                    layer, step=step)
-            yield T.node_updated(rid, "retrieved", new_docs=add(hits))
+            yield from add(rid, hits, sentence)
             parent = rid
         yield ctx.set_phase("answer")
         if answer_raw is not None:
@@ -215,6 +232,7 @@ class Ircot(Method):
                                       comp, [], score_call=calls[-1].llm_call_id if calls else None)
             return
         yield T.custom("ircot_stopped", None, reason="step limit", steps=len(thoughts))
-        passages = C.format_passages(docs, cfg.passage_chars, numbered=False)
+        passages = C.format_passages(docs, cfg.passage_chars, numbered=False,
+                                     cuts=[cuts[h.id] for h in docs])
         yield from _answer_call(ctx, P.ircot_read(passages, question, thoughts),
                                 cfg.answer_max_tokens, [parent], layer + 1)

@@ -17,6 +17,7 @@ from .. import trace as T
 from ..eval import metrics as _M
 from ..knowledge.types import Hit
 from ..llm.base import Completion, GenParams
+from . import context_select as CS
 from .batched import relay
 
 # --- generation parameters ---------------------------------------------------------------
@@ -56,15 +57,39 @@ def passage_line(h: Hit | dict[str, Any], max_chars: int = 400) -> str:
 
 
 def format_passages(hits: Sequence[Hit], max_chars: int = 400, label: str = "Source",
-                    numbered: bool = True) -> str:
-    """``Source 1: Title: text`` lines (the numbering is what readers cite)."""
+                    numbered: bool = True, *, context: str = "head",
+                    queries: str | Sequence[str] = "",
+                    cuts: Sequence[CS.Cut] | None = None) -> str:
+    """``Source 1: Title: text`` lines (the numbering is what readers cite). Each body is
+    cut to ``max_chars`` as ``context`` says (``context_select``: head, relevance to
+    ``queries``, whole), or given as ``cuts`` already made; the title is always kept."""
     if not hits:
         return "(no passages)"
+    if cuts is None:
+        cuts = CS.select_many([_field(h, "text") for h in hits], queries, max_chars, context)
     lines = []
-    for i, h in enumerate(hits, 1):
+    for i, (h, cut) in enumerate(zip(hits, cuts), 1):
         head = f"{label} {i}: " if numbered else "- "
-        lines.append(head + passage_line(h, max_chars))
+        title = _field(h, "title")
+        lines.append(head + (f"{title}: {cut.text}" if title else cut.text))
     return "\n".join(lines)
+
+
+def _field(h: Hit | dict[str, Any], name: str) -> str:
+    return (h[name] if isinstance(h, dict) else getattr(h, name)) or ""
+
+
+def context_record(hits: Sequence[Hit], cuts: Sequence[CS.Cut]) -> dict[str, Any]:
+    """What a run stores on the node that read the passages: the mode, the budget, the
+    characters cut, and each cut passage's sentences marked kept or cut (the inspector
+    greys the cut ones)."""
+    mode = cuts[0].mode if cuts else "whole"
+    budget = cuts[0].budget if cuts else 0
+    return {"mode": mode, "budget": budget,
+            "kept_chars": sum(c.kept_chars for c in cuts),
+            "cut_chars": sum(c.cut_chars for c in cuts),
+            "passages": [{"id": _field(h, "id"), "title": _field(h, "title"), **c.record()}
+                         for h, c in zip(hits, cuts) if c.cut_chars]}
 
 
 def fit_passages(count_tokens: Any, hits: Sequence[Hit], per_doc_chars: int,

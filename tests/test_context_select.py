@@ -1,0 +1,84 @@
+"""Passage context by relevance: the sentences that match the query, within the budget, in
+passage order, the title kept, and every cut recorded."""
+from __future__ import annotations
+
+import pytest
+
+from workbench.methods import common as C
+from workbench.methods import context_select as S
+from workbench.knowledge.types import Hit
+
+# the demo's passage whose head cut lost the answer ("...a double feature with Grave of the")
+TOTORO = ("Directed by Hayao Miyazaki, My Neighbor Totoro is a Japanese animated fantasy film "
+          "released in 1988. Two young sisters who move to the countryside with their father "
+          "befriend Totoro, a large forest spirit who later became the studio's mascot. It was "
+          "first shown in Japanese cinemas as a double feature with Grave of the Fireflies. "
+          "Joe Hisaishi wrote the music, and Studio Ghibli handled the release.")
+Q = "Which studio produced My Neighbor Totoro?"
+
+
+def test_relevance_keeps_the_answer_sentence_that_the_head_cut_loses():
+    head = S.select(TOTORO, Q, 320, "head")
+    assert "Studio Ghibli" not in head.text and head.text == C.clip(TOTORO, 320)
+    cut = S.select(TOTORO, Q, 320)
+    assert "Studio Ghibli handled the release." in cut.text
+    assert len(cut.text.removesuffix(S.TAIL)) <= 320
+    # kept sentences stay in passage order, a gap is marked where one was left out
+    kept = [s for s, k in cut.segments if k]
+    assert [cut.text.find(s.split(". ")[0]) for s in kept] == \
+        sorted(cut.text.find(s.split(". ")[0]) for s in kept)
+    assert "double feature" not in cut.text and S.GAP in cut.text
+    assert cut.text.index("released in 1988") < cut.text.index("Studio Ghibli")
+
+
+def test_the_cut_is_recorded_sentence_by_sentence():
+    cut = S.select(TOTORO, Q, 320)
+    rec = cut.record()
+    assert rec["mode"] == "relevance" and rec["budget"] == 320
+    assert "".join(s for s, _ in rec["segments"]).replace(" ", "") == TOTORO.replace(" ", "")
+    cut_text = " ".join(s for s, k in rec["segments"] if not k)
+    assert "double feature with Grave of the Fireflies." in cut_text
+    assert rec["cut_chars"] == len(cut_text) and rec["kept_chars"] + rec["cut_chars"] <= len(TOTORO)
+    whole = S.select(TOTORO, Q, 4000).record()
+    assert whole["cut_chars"] == 0 and whole["segments"] == []       # nothing cut, nothing kept twice
+
+
+@pytest.mark.parametrize("budget", [60, 120, 200, 320])
+def test_every_budget_is_kept_and_a_sentence_too_long_is_cut_at_a_word(budget):
+    cut = S.select(TOTORO, "Who wrote the music?", budget)
+    body = cut.text.removesuffix(S.TAIL)
+    assert 0 < len(body) <= budget
+    if budget >= 70:                  # the composer's sentence fits whole: it is the one kept
+        assert "Joe Hisaishi wrote the music" in body
+
+
+def test_no_matching_word_gives_the_head_at_sentence_boundaries_and_modes_are_checked():
+    cut = S.select(TOTORO, "zzz qqq", 120)
+    assert cut.text.startswith("Directed by Hayao Miyazaki") and S.GAP not in cut.text
+    assert S.select(TOTORO, Q, 100, "whole").text == TOTORO
+    with pytest.raises(ValueError, match="relevance, head, whole"):
+        S.select(TOTORO, Q, 100, "tail")
+
+
+def test_sentences_do_not_split_at_initials_or_abbreviations():
+    assert S.sentences("Warner Bros. Pictures is in Burbank. J. R. R. Tolkien wrote it. "
+                       "It sold 5 million copies!") == [
+        "Warner Bros. Pictures is in Burbank.", "J. R. R. Tolkien wrote it.",
+        "It sold 5 million copies!"]
+    assert S.terms("The directors directed") == ["direct", "direct"]
+
+
+def test_formatted_passages_keep_the_title_and_record_what_was_cut():
+    hits = [Hit("p42", "My Neighbor Totoro", TOTORO, "bm25", 1.0, 1),
+            Hit("p9", "Toei Company", "Toei Company is a Japanese film studio.", "bm25", 0.5, 2)]
+    cuts = S.select_many([h.text for h in hits], Q, 320)
+    text = C.format_passages(hits, 320, numbered=False, cuts=cuts)
+    assert text.startswith("- My Neighbor Totoro: ") and "Studio Ghibli" in text
+    assert "- Toei Company: Toei Company is a Japanese film studio." in text
+    assert C.format_passages(hits, 320, numbered=False, context="relevance", queries=Q) == text
+    rec = C.context_record(hits, cuts)
+    assert rec["mode"] == "relevance" and rec["budget"] == 320 and rec["cut_chars"] > 0
+    assert [p["id"] for p in rec["passages"]] == ["p42"]      # only cut passages are listed
+    # the old callers' default is unchanged: the head cut
+    assert C.format_passages(hits, 320, numbered=False).startswith(
+        "- My Neighbor Totoro: " + C.clip(TOTORO, 320))
