@@ -243,8 +243,9 @@ def test_coggrag_batched_and_sequential_traces_are_identical(verdicts):
     def make_run(size):
         be = cog._backend(verdicts=verdicts, answers={cog.SUB1: "Ilse Varga",
                                                       cog.SUB2: "Port Amsel"})
-        ctx = RunContext(llm=be, config=cfgmod.build(CogConfig, {"batch_size": size}), kg=kg,
-                         embedder=cog.BowEmbedder(), gold=question("t2"))
+        ctx = RunContext(llm=be, config=cfgmod.build(CogConfig, {"batch_size": size,
+                                                              "verdict_scores": "always"}),
+                         kg=kg, embedder=cog.BowEmbedder(), gold=question("t2"))
         return _run_events(CogGRAG(), ctx, cog.ROOT_Q)
     bat = _same_trace(make_run)
     shared = {e.data["purpose"] for e in bat if e.type == T.LLM_CALL and

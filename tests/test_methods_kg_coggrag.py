@@ -44,12 +44,19 @@ SUB1 = "Who directed Glass Harbor?"
 SUB2 = "Where was the person from sub-question #1 born?"
 
 
+LOCAL_KEYS = {"entities": ["Glass Harbor", "Norvania"],
+              "tuples": [["Glass Harbor", "directed by"]],
+              "triples": [["Glass Harbor", "directed by", "director"]]}
+
+
 def _backend(decomp=None, verdicts=None, rethink="Insufficient information, I don't know",
              answers=None):
     be = ScriptedBackend()
     for q, items in (decomp or {ROOT_Q: [[SUB1, "End."], [SUB2, "End."]]}).items():
         be.add("Split the question.*Question: " + re.escape(q),
                [{"Sub-question": s, "State": st} for s, st in items], regex=True)
+    be.add("each numbered question", lambda prompt: json.dumps({"questions": [
+        LOCAL_KEYS for _ in re.findall(r"^\d+\. ", prompt, re.M)]}))
     be.add("Extract the keys", {"entities": ["Glass Harbor", "Norvania"], "tuples": [["Glass Harbor",
                                                                           "directed by"]],
                                 "triples": [["Glass Harbor", "directed by", "director"]]})
@@ -270,11 +277,11 @@ def test_no_verification_ablation(kg):
 def test_sibling_group_is_one_call_and_call_count_formula(kg):
     tr = _run(kg, _backend())
     p = _purposes(tr)
-    # decompose(1) + local(3) + global(1) + reason(levels: 1 group + root) + verify(3)
-    # + the root answer's short span(1)
-    assert p.count("decompose") == 1 and p.count("keys_local") == 3
+    # decompose(1) + local(1 for the map, Eq. 2) + global(1) + reason(levels: 1 group +
+    # root) + verify(3) + the root answer's short span(1)
+    assert p.count("decompose") == 1 and p.count("keys_local") == 1
     assert p.count("keys_global") == 1 and p.count("reason") == 2 and p.count("verify") == 3
-    assert p.count("answer_span") == 1 and len(p) == 11
+    assert p.count("answer_span") == 1 and len(p) == 9
     assert tr.summary["by_phase"]["decompose"]["llm_calls"] == 1
     per_node = _purposes(_run(kg, _backend(), reasoning="node"))
     assert per_node.count("reason") == 3
@@ -319,7 +326,7 @@ def test_config_defaults_follow_the_spec():
 
 def test_exploration_and_reasoning_temperatures(kg):
     be = _backend(verdicts={"Tessaly": "[wrong]"}, answers={SUB2: "Tessaly"})
-    _run(kg, be, seed=7)
+    _run(kg, be, seed=7, local_extraction="per_node")
     temps: dict[str, set] = {}
     for c in be.calls:
         p = c["prompt"]
@@ -393,7 +400,7 @@ def test_answer_perplexity_and_p_right_are_node_scores(kg):
     be = _backend()
     be.rules[:0] = [Rule("<score>[right]", "[right]", logprob=-0.1),
                     Rule("<score>[wrong]", "[wrong]", logprob=-2.3)]
-    tr = _run(kg, be)
+    tr = _run(kg, be, verdict_scores="always")      # asked for: shown although nothing gates
     n = tr.nodes["0.1"]
     expected = np.exp(-0.1) / (np.exp(-0.1) + np.exp(-2.3))
     assert n.scores["p_right"] == pytest.approx(expected, abs=1e-3)
@@ -519,3 +526,68 @@ def test_what_if_sliders_keep_triples_and_descriptions_apart():
     assert w.kept_hits["kg"] == 0 and "descriptions" not in w.kept_hits
     w = apply(tr, desc, 1.01)
     assert w.kept_hits["descriptions"] == 0 and "kg" not in w.kept_hits
+
+
+# --- Eq. 2's one extraction call; scoring passes only when something reads them ---
+
+DEEP = {ROOT_Q: [["Who made Glass Harbor and where was that person born?", "Continue."],
+                 ["What country is that?", "End."]],
+        "Who made Glass Harbor and where": [[SUB1, "End."], [SUB2, "End."]]}
+
+
+def test_one_call_extracts_the_keys_of_every_node_and_maps_them_back(kg):
+    be = _backend(DEEP)
+    keys_of = {"Glass Harbor and where": ["Glass Harbor"], "What country": ["Norvania"],
+               "Who directed": ["Ilse Varga"], "sub-question #1 born": ["birthplace"]}
+
+    def per_question(prompt: str) -> str:
+        qs = re.findall(r"^\d+\. (.*)$", prompt, re.M)
+        return json.dumps({"questions": [
+            {"entities": next((v for k, v in keys_of.items() if k in q), ["?"]),
+             "tuples": [], "triples": [[q[:20], "asks", "x"]]} for q in qs]})
+    be.rules.insert(0, type(be.rules[0])("each numbered question", per_question))
+    tr = _run(kg, be)
+    calls = [c for c in tr.llm_calls.values() if c["purpose"].startswith("keys_local")]
+    assert len(calls) == 1 and calls[0]["node_id"] == "0"        # one call, 5 nodes
+    got = {nid: d["entities"] for nid, d in _log(tr, "keys_local")}
+    assert got == {"0": ["?"], "0.1": ["Glass Harbor"], "0.2": ["Norvania"],
+                   "0.1.1": ["Ilse Varga"], "0.1.2": ["birthplace"]}
+    assert all(d["owner"] == nid and d["one_call"] for nid, d in _log(tr, "keys_local"))
+    assert tr.nodes["0.2"].attrs["local_keys"]["triples"] == [["What country is that?"[:20],
+                                                               "asks", "x"]]
+    # the keys are attributed to their own nodes for pruning (not to one batch owner)
+    owners = {k["owner"] for k in tr.nodes["kg"].attrs["keys"]}
+    assert {"0.1", "0.2", "0.1.1", "0.1.2"} <= owners and "BATCH" not in owners
+    per_node = _run(kg, _backend(DEEP), local_extraction="per_node")
+    assert _purposes(per_node).count("keys_local") == 5      # the knob keeps the old form
+
+
+def test_one_call_extraction_that_never_parses_falls_back_to_per_node_calls_visibly(kg):
+    be = _backend()
+    be.rules.insert(0, type(be.rules[0])("each numbered question",
+                                         json.dumps({"questions": [LOCAL_KEYS]})))  # 1 of 3
+    tr = _run(kg, be)
+    p = _purposes(tr)
+    assert p.count("keys_local") == 1 + 3 and p.count("keys_local:retry") == 1
+    fb = _log(tr, "keys_fallback")
+    assert len(fb) == 1 and "did not parse twice" in fb[0][1]["reason"]
+    assert "falling back" in tr.nodes["0"].attrs["local_extraction_fallback"]
+    fails = [n for n in tr.nodes.values() if n.kind == "parse_failed"]
+    assert len(fails) == 1 and "1 key sets for 3 questions" in " ".join(fails[0].attrs["errors"])
+    assert {nid for nid, _ in _log(tr, "keys_local")} == {"0", "0.1", "0.2"}
+    assert tr.status == "finished" and tr.nodes["kg"].attrs["n_kept"] > 0
+
+
+def test_p_right_scoring_passes_run_only_when_something_reads_them(kg):
+    def scored(**over):
+        be = _backend()
+        tr = _run(kg, be, **over)
+        return sum("<score>" in c["prompt"] for c in be.calls), tr
+    n, tr = scored()
+    assert n == 0                                         # nothing gates or asked: skipped
+    v = [d for _, d in _log(tr, "verdict_scored")]
+    assert len(v) == 3 and all(d["p_right"] is None and d["skipped"] for d in v)
+    assert "min_p_right is 0" in v[0]["reason"]
+    assert all("p_right" not in n.scores for n in tr.nodes.values())
+    assert scored(min_p_right=0.5)[0] == 6               # the gate reads it: 2 per verdict
+    assert scored(verdict_scores="always")[0] == 6       # the user asked to see it

@@ -118,8 +118,9 @@ def test_coggrag_verifier_confidence_agrees_with_its_verdicts_on_the_default_mod
     model itself wrote as [right]. A verdict written greedily as [right] is the likelier."""
     ds, kg = demo
     q = ds.question("q014")
-    ctx = RunContext(llm=default_model_llm, config=C.build(CogConfig, COG_SMALL), kg=kg,
-                     embedder=embedder, gold=q, dataset="demo", seed=0)
+    ctx = RunContext(llm=default_model_llm, config=C.build(CogConfig, {
+        **COG_SMALL, "verdict_scores": "always"}), kg=kg, embedder=embedder, gold=q,
+        dataset="demo", seed=0)
     tr = run_to_end(CogGRAG(), ctx, q.question)
     _well_formed(tr, "0")
     right = [e["data"]["p_right"] for e in tr.log

@@ -17,9 +17,14 @@ the root (through the ``span`` node, kind ``answer_extraction``, when the short 
 extracted). The spec's event names (§6.2) are emitted in its order as custom events.
 Answer perplexity, confidence (1/perplexity) and the verifier's p_right are node scores.
 
+Local keys come from one call over the whole map (Eq. 2 and the released code), one key set
+per question mapped back to its node; ``local_extraction`` keeps one call per node as an
+option. p_right's two scoring passes per verdict run only when something reads them
+(``min_p_right`` > 0, or ``verdict_scores`` = always); a skipped one is recorded as such.
+
 Batched (``batch_size`` calls together, ``batched.together``; events in the same order): the
-local-key calls of every node with the global-key call, and the settling of the members of
-one sibling group (verification, p_right's two scorings, re-think). Not the decomposition:
+local-key call(s) with the global-key call, and the settling of the members of one sibling
+group (verification, p_right's scorings, re-think). Not the decomposition:
 whether a node is split at all depends on the node budget the splits before it used.
 """
 from __future__ import annotations
@@ -56,9 +61,11 @@ class CogConfig(PresetConfig):
     degenerate_cos: float = knob(0.95, "A single child this similar to its parent is a "
                                  "degenerate split (the parent becomes a leaf)", min=0.5,
                                  max=1.0, group="decomposition")
-    local_extraction: str = knob("per_node", "Local keys: one call per mind-map node "
-                                 "(attribution) or one batched call over all questions",
-                                 choices=["per_node", "batched"], group="retrieval", paper="per question (text); one batched call (code)")
+    local_extraction: str = knob("one_call", "Local keys: one call for the whole map, keys "
+                                 "per question (Eq. 2; default); per_node: a call per node "
+                                 "(the old default); batched: one call, keys not attributed",
+                                 choices=["one_call", "per_node", "batched"], group="retrieval",
+                                 paper="Eq. 2: one call over the map (the code too)")
     global_keys: bool = knob(True, "Global key subgraph over all questions (off = the -ng "
                              "ablation)", group="retrieval", paper=True, ablation=True)
     use_tuples_as_keys: bool = knob(False, "Also prune with (entity, relation) tuples (the "
@@ -164,6 +171,10 @@ class CogConfig(PresetConfig):
                               "verifier called right when p_right, its normalised probability "
                               "of [right], is below this. The what-if slider moves it.",
                               min=0.0, max=1.0, group="reasoning", paper=0.0)
+    verdict_scores: str = knob("when_used", "p_right's two scoring passes per verdict: only "
+                               "when min_p_right reads them (default), or always, for the "
+                               "inspector and the what-if slider", choices=["when_used", "always"],
+                               group="reasoning", paper="not in the paper")
     min_confidence: float = knob(0.0, "Not in the paper (0 = off): also re-think an answer "
                                  "whose confidence (1 / perplexity of its tokens) is below "
                                  "this. The what-if slider moves it.", min=0.0, max=1.0,
@@ -268,9 +279,9 @@ class CogGRAG(Method):
         yield ctx.set_phase("extract")
         order = bfs_order(nodes)
         owners = [(order, "0", "BATCH")] if cfg.local_extraction == "batched" else \
-            [([i], i, i) for i in order]
+            [([i], i, i) for i in order] if cfg.local_extraction == "per_node" else []
         extract = [self._local_keys(ctx, [nodes[i].question for i in qs], nid, owner)
-                   for qs, nid, owner in owners]
+                   for qs, nid, owner in owners] or [self._map_keys(ctx, nodes, order)]
         if cfg.global_keys:
             extract.append(ctx.generate_json(
                 "keys_global", P.global_messages([nodes[i].question for i in order]),
@@ -282,6 +293,8 @@ class CogGRAG(Method):
             nodes[i].local_keys = {"entities": [], "tuples": [], "triples": [],
                                    "owner": "BATCH"}
         for (_, nid, _), keys in zip(owners, got):
+            nodes[nid].local_keys = keys
+        for nid, keys in (got[0].items() if not owners else ()):
             nodes[nid].local_keys = keys
         subgraph: list[list[str]] = (got[-1] or []) if cfg.global_keys else []
         yield T.custom("keys_global", "0", subgraph=subgraph, enabled=cfg.global_keys)
@@ -372,6 +385,45 @@ class CogGRAG(Method):
         yield T.node_updated(node_id, None, local_keys=keys)
         return keys
 
+    def _map_keys(self, ctx: RunContext, nodes: dict[str, MMNode],
+                  order: list[str]) -> Iterator[T.Event]:
+        """Eq. 2: one call extracts the local keys of every mind-map question, one key set
+        per question, mapped back to its node by position (the schema fixes the count). An
+        output that does not parse twice falls back to one call per node, recorded as
+        ``keys_fallback``. Returns {node id: keys}."""
+        cfg: CogConfig = ctx.config
+        qs = [nodes[i].question for i in order]
+        n = len(qs)
+
+        def check(obj: Any) -> list[dict[str, Any]]:
+            items = obj["questions"]
+            if not isinstance(items, list) or len(items) != n:
+                raise ValueError(f"{len(items) if isinstance(items, list) else 'no'} key "
+                                 f"sets for {n} questions")
+            if not all(isinstance(x, dict) for x in items):
+                raise TypeError("a key set is not a JSON object")
+            return [validate_local(x) for x in items]
+        got = yield from ctx.generate_json(
+            "keys_local", P.local_map_messages(qs), P.schema_local_map(n, cfg.max_items),
+            self._explore(ctx, min(cfg.max_tokens_extract * n, 4096), "map"), node_id="0",
+            prompt_version=self.prompt_version, validate=check)
+        out: dict[str, dict[str, Any]] = {}
+        if got is None:
+            why = (f"the one-call extraction for {n} questions did not parse twice; "
+                   f"falling back to one call per node ({n} calls)")
+            yield T.custom("keys_fallback", "0", reason=why, n_questions=n)
+            yield T.node_updated("0", None, local_extraction_fallback=why)
+            for i in order:
+                out[i] = yield from self._local_keys(ctx, [nodes[i].question], i, i)
+            return out
+        for i, keys in zip(order, got):
+            keys.update(parse_failed=False, owner=i, one_call=True)
+            yield T.custom("keys_local", i, owner=i, one_call=True,
+                           **{k: keys[k] for k in ("entities", "tuples", "triples")})
+            yield T.node_updated(i, None, local_keys=keys)
+            out[i] = keys
+        return out
+
     def _settle(self, ctx: RunContext, m: MMNode, a: str, rec: dict[str, Any] | None,
                 pairs: list[R.Pair], know: list[str], kept: list[dict[str, Any]],
                 described: list[str]) -> Iterator[T.Event]:
@@ -384,11 +436,15 @@ class CogGRAG(Method):
         yield T.node_updated(m.id, "answered", answer_initial=a, ppl_initial=ppl,
                              context_qa=[[q, x] for _, q, x, _ in pairs], n_knowledge=len(know))
         final, rethought, verdict, p_right, rounds = a, False, None, None, 0
+        # p_right costs two scoring passes per verdict: made only when the gate reads it or
+        # the user asked to see it
+        score_verdict = cfg.verdict_scores == "always" or cfg.min_p_right > 0
         if cfg.verification:
             while True:
                 verdict, p_right, vraw = yield from R.verify(
                     ctx, m, final, pairs, know, self._greedy(ctx, cfg.max_tokens_verify,
-                                                             grammar=P.VERDICT_GRAMMAR), pv)
+                                                             grammar=P.VERDICT_GRAMMAR), pv,
+                    score=score_verdict)
                 conf = None if ppl is None else 1.0 / ppl
                 gated = [g for g, low in (
                     ("p_right", p_right is not None and p_right < cfg.min_p_right),

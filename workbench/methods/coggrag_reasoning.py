@@ -180,16 +180,26 @@ def p_right(ctx: Any, comp: Any, node_id: str | None = None) -> Iterator[T.Event
                                       "logprob_wrong": round(lps["wrong"], 4)}
 
 
+SKIPPED = ("not scored: nothing reads p_right (min_p_right is 0); set verdict_scores to "
+           "'always' to see it")
+
+
 def verify(ctx: Any, m: MMNode, answer: str, pairs: list[Pair], know: list[str], params: Any,
-           pv: str) -> Iterator[T.Event]:
-    """The verifier's verdict on one answer, with p_right; returns (verdict, p_right, raw)."""
+           pv: str, score: bool = True) -> Iterator[T.Event]:
+    """The verifier's verdict on one answer, with p_right when ``score`` (two scoring
+    passes); returns (verdict, p_right, raw)."""
     msgs, dropped = fit(ctx, lambda k, c: P.verify_messages(m.question, answer, k, c),
                         know, pairs)
     yield from overflow_events(m.id, "verify", dropped, len(know))
     comp = yield from ctx.generate("verify", msgs, params, node_id=m.id, prompt_version=pv)
     mt = re.search(r"\[\s*(right|wrong)\s*\]", comp.text, re.I)
     verdict = mt.group(1).lower() if mt else "unparsed"
-    pr, detail = (yield from p_right(ctx, comp, m.id)) if mt else (None, {"reason": "unparsed verdict"})
+    if not mt:
+        pr, detail = None, {"reason": "unparsed verdict"}
+    elif not score:
+        pr, detail = None, {"skipped": True, "reason": SKIPPED}
+    else:
+        pr, detail = yield from p_right(ctx, comp, m.id)
     yield T.custom("verdict_scored", m.id, p_right=pr, **detail)
     return verdict, pr, comp.text
 

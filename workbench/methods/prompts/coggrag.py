@@ -41,6 +41,14 @@ LOCAL_SYS = (
     "\"birth year\". Reply with JSON {\"entities\": [...], \"tuples\": [[e, r], ...], "
     "\"triples\": [[e, r, e], ...]}.")
 
+LOCAL_MAP_SYS = (
+    "Extract the keys that would help answer each numbered question: entities (people, "
+    "places, organisations, works...), (entity, relation) tuples and (entity, relation, "
+    "entity) triples. Write an unknown value as a short placeholder such as \"unknown\" or "
+    "\"birth year\". Reply with JSON {\"questions\": [{\"entities\": [...], \"tuples\": "
+    "[[e, r], ...], \"triples\": [[e, r, e], ...]}, ...]}: one object per question, in "
+    "their order.")
+
 GLOBAL_SYS = (
     "Organise the information in these questions into a small subgraph: (subject, relation, "
     "object) triples that share entities and show how the questions connect. Write unknown "
@@ -113,6 +121,18 @@ def decompose_messages(question: str) -> list[dict[str, str]]:
 def local_messages(questions: Sequence[str]) -> list[dict[str, str]]:
     body = "\n".join(f"- {q}" for q in questions)
     return _msgs(LOCAL_SYS, f"Question(s):\n{body}")
+
+
+def local_map_messages(questions: Sequence[str]) -> list[dict[str, str]]:
+    """Eq. 2's one extraction call over the whole mind map; keys come back per question."""
+    body = "\n".join(f"{i}. {q}" for i, q in enumerate(questions, 1))
+    return _msgs(LOCAL_MAP_SYS, f"Questions:\n{body}")
+
+
+def schema_local_map(n_questions: int, n: int) -> dict[str, Any]:
+    return {"type": "object", "properties": {"questions": {
+        "type": "array", "minItems": n_questions, "maxItems": n_questions,
+        "items": schema_local(n)}}, "required": ["questions"]}
 
 
 def global_messages(questions: Sequence[str]) -> list[dict[str, str]]:
