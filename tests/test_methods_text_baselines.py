@@ -143,3 +143,64 @@ def test_cli_ask_prints_answer_phases_and_stores_the_run(monkeypatch, tmp_path, 
     assert tr["answer"]["text"] == "Tokyo" and tr["nodes"] and tr["edges"]
     assert main(["ask", Q, "--method", "standard-rag", "--set", "top_k=999"]) == 2
     assert "top_k" in capsys.readouterr().err
+
+
+# --- passage context by relevance (the same budget as the old head cut) ---
+
+TOTORO = ("Directed by Hayao Miyazaki, My Neighbor Totoro is a Japanese animated fantasy film "
+          "released in 1988. Two young sisters who move to the countryside with their father "
+          "befriend Totoro, a large forest spirit who later became the studio's mascot. It was "
+          "first shown in Japanese cinemas as a double feature with Grave of the Fireflies. "
+          "Joe Hisaishi wrote the music, and Studio Ghibli handled the release.")
+STUDIO_Q = "Which studio produced My Neighbor Totoro?"
+
+
+class TotoroRetriever(TinyRetriever):
+    def search(self, query, k=5):
+        self.queries.append(query)
+        return [Hit("p42", "My Neighbor Totoro", TOTORO, "bm25", 2.0, 1),
+                Hit("p7", "Toei Company", "Toei Company is a Japanese film studio.", "bm25", 1.0, 2)][:k]
+
+
+def _totoro(name, be, overrides=None):
+    m = get_method(name)
+    ctx = RunContext(llm=be, config=cfgmod.build(m.Config, overrides or {}),
+                     retrievers={"bm25": TotoroRetriever()}, extra={"default_retriever": "bm25"})
+    return run_to_end(m, ctx, STUDIO_Q)
+
+
+def test_standard_rag_reads_the_relevant_sentences_within_its_budget_and_records_the_cut():
+    tr = _totoro("standard-rag", ScriptedBackend().add(P.RAG_TAG, "Studio Ghibli"))
+    prompt = next(iter(tr.llm_calls.values()))["prompt"]
+    assert "Studio Ghibli handled the release." in prompt and "double feature" not in prompt
+    assert "- My Neighbor Totoro: " in prompt                       # the title is kept
+    ret = next(n for n in tr.nodes.values() if n.kind == "retrieval")
+    rec = ret.attrs["context"]
+    assert (rec["mode"], rec["budget"]) == ("relevance", 320) and ret.attrs["context_budget"] == 320
+    assert [p["id"] for p in rec["passages"]] == ["p42"]
+    assert "double feature" in " ".join(s for s, k in rec["passages"][0]["segments"] if not k)
+    old = _totoro("standard-rag", ScriptedBackend().add(P.RAG_TAG, "Toei"), {"context": "head"})
+    old_prompt = next(iter(old.llm_calls.values()))["prompt"]
+    assert "Studio Ghibli" not in old_prompt and "with Grave of the ..." in old_prompt
+    whole = _totoro("standard-rag", ScriptedBackend().add(P.RAG_TAG, "x"), {"context": "whole"})
+    assert TOTORO in next(iter(whole.llm_calls.values()))["prompt"]
+
+
+def test_ircot_cuts_each_passage_once_for_the_query_that_found_it():
+    be = ScriptedBackend().add("", "Totoro was released by a studio.")
+    tr = _totoro("ircot", be, {"max_steps": 2, "k_per_step": 2})
+    prompts = [c["prompt"] for c in tr.llm_calls.values()]
+    assert len(prompts) >= 2 and all("Studio Ghibli handled the release." in p for p in prompts)
+    rets = [n for n in tr.nodes.values() if n.kind == "retrieval"]
+    assert rets[0].attrs["context"]["passages"] and rets[0].attrs["context"]["budget"] == 260
+    # a passage found again later is not cut again (its text stays the same in every prompt)
+    assert all(not n.attrs["context"]["passages"] for n in rets[1:])
+
+
+def test_standard_rag_runs_with_relevance_context_on_a_real_model(default_llm):
+    tr = _totoro("standard-rag", default_llm, {"answer_max_tokens": 8})
+    assert tr.status == "finished" and tr.answer is not None
+    call = next(iter(tr.llm_calls.values()))
+    assert "Studio Ghibli handled the release." in call["prompt"] and call["completion_tokens"] > 0
+    assert tr.nodes[next(n for n in tr.nodes if tr.nodes[n].kind == "retrieval")
+                    ].attrs["context"]["cut_chars"] > 0

@@ -125,7 +125,8 @@ class StandardRag(Method):
         rid, hits = yield from _retrieval_node(
             ctx, question, cfg.top_k, C.retriever_name(ctx, cfg.retriever), qid, 1)
         yield ctx.set_phase("answer")
-        cuts = CS.select_many([h.text for h in hits], question, cfg.passage_chars, cfg.context)
+        cuts = CS.select_many([h.text for h in hits], question, cfg.passage_chars, cfg.context,
+                              [h.title for h in hits])
         yield _context_event(rid, hits, cuts)
         passages = C.format_passages(hits, cfg.passage_chars, numbered=False, cuts=cuts)
         yield from _answer_call(ctx, P.rag(passages, question), cfg.answer_max_tokens, [rid], 2)
@@ -174,7 +175,7 @@ class Ircot(Method):
             new = [h for h in dict((h.id, h) for h in hits).values()
                    if h.id not in cuts][:max(cfg.max_docs - len(docs), 0)]
             got = CS.select_many([h.text for h in new], f"{question} {query}".strip(),
-                                 cfg.passage_chars, cfg.context)
+                                 cfg.passage_chars, cfg.context, [h.title for h in new])
             for h, c in zip(new, got):
                 cuts[h.id] = c
                 docs.append(h)

@@ -66,7 +66,8 @@ def format_passages(hits: Sequence[Hit], max_chars: int = 400, label: str = "Sou
     if not hits:
         return "(no passages)"
     if cuts is None:
-        cuts = CS.select_many([_field(h, "text") for h in hits], queries, max_chars, context)
+        cuts = CS.select_many([_field(h, "text") for h in hits], queries, max_chars, context,
+                              [_field(h, "title") for h in hits])
     lines = []
     for i, (h, cut) in enumerate(zip(hits, cuts), 1):
         head = f"{label} {i}: " if numbered else "- "

@@ -95,7 +95,7 @@ def _render(sents: Sequence[str], keep: set[int]) -> str:
 
 
 def _bm25(query: Sequence[str], docs: Sequence[Sequence[str]], k1: float = 1.2,
-          b: float = 0.75) -> list[float]:
+          b: float = 0.75, weight: dict[str, float] | None = None) -> list[float]:
     n = len(docs) or 1
     avg = sum(len(d) for d in docs) / n or 1.0
     df: dict[str, int] = {}
@@ -109,7 +109,8 @@ def _bm25(query: Sequence[str], docs: Sequence[Sequence[str]], k1: float = 1.2,
             tf = d.count(t)
             if tf:
                 idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                s += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(d) / avg))
+                s += (weight or {}).get(t, 1.0) * idf * tf * (k1 + 1) / (
+                    tf + k1 * (1 - b + b * len(d) / avg))
         out.append(s)
     return out
 
@@ -125,10 +126,16 @@ def head(text: str, budget: int) -> Cut:
     return Cut(kept + TAIL, [(kept, True), (norm[len(kept):].strip(), False)], "head", budget)
 
 
+TITLE_WEIGHT = 0.1
+
+
 def select_many(texts: Sequence[str], queries: Sequence[str] | str, budget: int,
-                mode: str = "relevance") -> list[Cut]:
+                mode: str = "relevance", titles: Sequence[str] | None = None) -> list[Cut]:
     """One :class:`Cut` per passage. ``queries``: one per passage (what found it) or one
-    for all. In relevance mode, idf comes from the sentences of all ``texts`` together."""
+    for all. In relevance mode, idf comes from the sentences of all ``texts`` together,
+    and a query word that is in the passage's title counts a tenth: the title is always
+    shown, so "Totoro" in "Which studio produced My Neighbor Totoro?" says the passage is
+    on topic, not which of its sentences answers."""
     if mode not in MODES:
         raise ValueError(f"context mode {mode!r} is not one of {', '.join(MODES)}; "
                          f"pick one of those")
@@ -144,15 +151,18 @@ def select_many(texts: Sequence[str], queries: Sequence[str] | str, budget: int,
     split = [sentences(t) for t in texts]
     flat = [terms(s) for ss in split for s in ss]
     out, pos = [], 0
-    for t, q, ss in zip(texts, qs, split):
-        scores = _bm25(terms(q), flat)[pos:pos + len(ss)] if flat else []
+    for j, (t, q, ss) in enumerate(zip(texts, qs, split)):
+        in_title = set(terms(titles[j])) if titles else set()
+        scores = _bm25(terms(q), flat, weight={w: TITLE_WEIGHT for w in in_title}
+                       )[pos:pos + len(ss)] if flat else []
         pos += len(ss)
         out.append(_select(ss, scores, budget, t))
     return out
 
 
-def select(text: str, query: str, budget: int, mode: str = "relevance") -> Cut:
-    return select_many([text], query, budget, mode)[0]
+def select(text: str, query: str, budget: int, mode: str = "relevance",
+           title: str = "") -> Cut:
+    return select_many([text], query, budget, mode, [title])[0]
 
 
 def _select(sents: list[str], scores: list[float], budget: int, text: str) -> Cut:
@@ -194,3 +204,21 @@ def context_knob(**kw: Any) -> Any:
     return knob("relevance", "Passage text kept within passage_chars: the sentences most "
                 "relevant to the query (title kept), the first characters, or whole passages",
                 choices=list(MODES), **kw)
+
+
+def cut_html(record: dict[str, Any] | None) -> str:
+    """A context record's cut passages as HTML for the inspector: the kept text as the
+    prompt had it, the cut text greyed. Passage text is untrusted: all of it is escaped.
+    Empty when nothing was cut."""
+    import html
+    passages = (record or {}).get("passages") or []
+    if not passages:
+        return ""
+    grey = '<span style="color:#9a9a9a" title="not in the prompt">{}</span>'
+    out = []
+    for p in passages:
+        body = " ".join(html.escape(str(s)) if k else grey.format(html.escape(str(s)))
+                        for s, k in p.get("segments") or [])
+        out.append(f"<p><b>{html.escape(str(p.get('title') or p.get('id') or ''))}</b>: "
+                   f"{body}</p>")
+    return "".join(out)
