@@ -82,3 +82,35 @@ def test_formatted_passages_keep_the_title_and_record_what_was_cut():
     # the old callers' default is unchanged: the head cut
     assert C.format_passages(hits, 320, numbered=False).startswith(
         "- My Neighbor Totoro: " + C.clip(TOTORO, 320))
+
+
+def test_the_inspector_greys_cut_text_and_escapes_every_passage():
+    evil = ("<script>alert(1)</script> is a film. " * 3) + "Studio Ghibli made <b>it</b>."
+    hit = Hit("p1", "<img src=x onerror=alert(1)>", evil, "bm25", 1.0, 1)
+    rec = C.context_record([hit], S.select_many([evil], "Which studio made it?", 60,
+                                                titles=[hit.title]))
+    html = S.cut_html(rec)
+    assert "<script>" not in html and "<img" not in html and "&lt;script&gt;" in html
+    assert html.count('style="color:#9a9a9a"') >= 1 and "Studio Ghibli made &lt;b&gt;it" in html
+    kept = html.split('<span style="color:#9a9a9a"')[0]
+    assert "alert" not in kept.split("</b>: ", 1)[1]     # what was cut is only in grey
+    assert S.cut_html(None) == "" and S.cut_html({"passages": []}) == ""
+
+
+def _inspect_retrieval_script():
+    from tests.test_methods_text_baselines import P, ScriptedBackend, _totoro
+    from workbench.ui.inspector import inspector
+    tr = _totoro("standard-rag", ScriptedBackend().add(P.RAG_TAG, "Studio Ghibli"))
+    rid = next(n for n in tr.nodes if tr.nodes[n].kind == "retrieval")
+    inspector(tr, rid, key="ins")
+
+
+def test_the_inspector_shows_the_passages_as_the_prompt_read_them():
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_function(_inspect_retrieval_script, default_timeout=30)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Passages as the prompt read them" in m.value and "relevance" in m.value
+               for m in at.markdown)
+    html = [h for h in at.get("html")]
+    assert html and "double feature" in html[0].proto.body and "#9a9a9a" in html[0].proto.body

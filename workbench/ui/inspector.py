@@ -84,6 +84,7 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
             _evidence_table(d["evidence"], cols)
         else:
             st.caption("Nothing was retrieved for this node.")
+        _cut_passages(trace.nodes[node_id].attrs.get("context"))
         for k, v in d["knowledge"].items():
             st.markdown(f"**Aggregated knowledge** ({md_escape(k)})")
             st.code(v if isinstance(v, str) else json.dumps(v, indent=1, default=str),
@@ -148,6 +149,16 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
                           for e in d["events"]], hide_index=True, width="stretch")
         if not d["attrs"] and not d["events"]:
             st.caption("No further attributes.")
+
+
+def _cut_passages(rec: Any) -> None:
+    """The passage text the prompt kept within its budget, the cut text greyed."""
+    from ..methods.context_select import cut_html
+    body = cut_html(rec if isinstance(rec, dict) else None)
+    if body:
+        st.markdown(f"**Passages as the prompt read them** ({md_escape(rec.get('mode'))}, "
+                    f"{rec.get('budget')} characters each; {rec.get('cut_chars')} cut, greyed)")
+        st.html(body)
 
 
 def _in_fragment() -> bool:
