@@ -151,3 +151,5 @@ with tab_run:
 with tab_results:
     from workbench.ui.eval_results import results_panel
     results_panel(store, Path(__file__).parent)
+    from workbench.ui.calibration_view import calibration_panel
+    calibration_panel(store, st.session_state.get("ev_eval"), key="ev_nodecal")

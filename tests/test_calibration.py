@@ -185,17 +185,18 @@ def test_answer_report_risk_coverage_per_method():
 
 # --- the CLI ---
 
-def store_eval(st, n, rng):
+def store_eval(st, n, rng, eval_id="ev1"):
     """An eval of n runs, a third of them wrong, written in a few transactions."""
     st.execute("INSERT INTO eval_batches (eval_id, created_at, status, dataset) "
-               "VALUES ('ev1', 0, 'finished', 'toy')")
+               "VALUES (?, 0, 'finished', 'toy')", [eval_id])
     events, runs, items = [], [], []
     for i in range(n):
         good = i % 3 != 0
-        events += run_events(f"run{i}", ppl_good=1.2 + rng.random(), ppl_bad=1.8 + rng.random(),
+        rid = f"{eval_id}-run{i}"
+        events += run_events(rid, ppl_good=1.2 + rng.random(), ppl_bad=1.8 + rng.random(),
                              answer="Christopher Nolan" if good else "Ridley Scott")
-        runs.append([f"run{i}", "crp_rag", HOTPOT["question"], "finished", "ev1"])
-        items.append(["ev1", f"k{i}", f"run{i}", f"q{i}", "crp_rag", "", good,
+        runs.append([rid, "crp_rag", HOTPOT["question"], "finished", eval_id])
+        items.append([eval_id, f"k{i}", rid, f"q{i}", "crp_rag", "", good,
                       0.3 + 0.6 * good * rng.random()])
     st.add_events(events)
     st.executemany("INSERT INTO runs (run_id, method, question, status, eval_id) "
@@ -232,3 +233,42 @@ def test_weighted_auroc_is_the_auroc_of_the_repeated_items():
         ref = C.auroc(np.repeat(x, w), np.repeat(y, w))
         got = C.weighted_auroc(x, y, w.astype(float))[0]
         assert (ref is None and np.isnan(got)) or got == pytest.approx(ref)
+
+
+# --- the view (the Evaluate page calls it under its Results tab) ---
+
+def _panel_app():
+    import streamlit as st
+
+    from workbench.store import Store
+    from workbench.ui.calibration_view import calibration_panel
+    calibration_panel(Store(), st.session_state.get("eval_id", "ev1"), key="cal")
+
+
+def test_calibration_view_ranks_signals_and_slides_the_coverage():
+    from streamlit.testing.v1 import AppTest
+    store_eval(Store(), 24, np.random.default_rng(2))
+    at = AppTest.from_function(_panel_app, default_timeout=60)
+    at.run()
+    assert not at.dataframe                                  # off until asked for
+    at.toggle(key="cal__on").set_value(True).run()
+    assert not at.exception and not at.error
+    answers = at.dataframe[0].value
+    assert list(answers["n"]) == [24] and answers["accuracy at coverage"].iloc[0] == 1.0
+    at.slider(key="cal__cov").set_value(1.0).run()
+    answers = at.dataframe[0].value
+    assert answers["accuracy at coverage"].iloc[0] == pytest.approx(16 / 24, abs=1e-3)
+    # first label (on a correct answer's path) and every node kind
+    assert (at.selectbox(key="cal__l").value, at.selectbox(key="cal__k").value) == \
+        ("correct_path", "*")
+    signals = at.dataframe[1].value
+    assert list(signals["signal"])[:1] == ["verdict"] and signals["rank"].iloc[0] == 1
+    assert len(at.get("plotly_chart")) == 2                  # risk-coverage, reliability
+    # an eval of 6 runs: counts, and no number
+    store_eval(Store(), 6, np.random.default_rng(5), eval_id="ev2")
+    at.session_state["eval_id"] = "ev2"
+    at.run()
+    assert at.dataframe[0].value["note"].iloc[0] == "too few answers with a confidence"
+    rows = at.dataframe[1].value
+    assert set(rows["note"]) == {"too few labelled nodes"} and rows["auroc"].isna().all()
+    assert (rows["labelled"] > 0).all() and len(at.get("plotly_chart")) == 0
