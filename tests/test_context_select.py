@@ -114,3 +114,18 @@ def test_the_inspector_shows_the_passages_as_the_prompt_read_them():
                for m in at.markdown)
     html = [h for h in at.get("html")]
     assert html and "double feature" in html[0].proto.body and "#9a9a9a" in html[0].proto.body
+
+
+def test_fit_passages_cuts_by_relevance_then_drops_the_lowest_ranked_and_notes_it():
+    hits = [Hit("p42", "My Neighbor Totoro", TOTORO, "bm25", 2.0, 1),
+            Hit("p7", "Toei Company", "Toei Company is a Japanese film studio. " * 8, "bm25", 1.0, 2)]
+    words = lambda t: len(t.split())                    # noqa: E731
+    text, kept, note = C.fit_passages(words, hits, 200, 45, context="relevance", queries=Q,
+                                      numbered=True)
+    assert [h.id for h in kept] == ["p42"] and "Studio Ghibli" in text
+    assert note["mode"] == "relevance" and note["budget"] == 200 and note["k_effective"] == 1
+    assert [p["id"] for p in note["passages"]] == ["p42"]
+    whole = C.fit_passages(words, hits, 0, 10_000, context="relevance", queries=Q)[2]
+    assert whole["mode"] == "whole" and whole["cut_chars"] == 0
+    assert "Studio Ghibli" in C.passage_line(hits[0], 200, "relevance", Q)
+    assert "Studio Ghibli" not in C.passage_line(hits[0], 200)        # head: the old cut

@@ -49,10 +49,12 @@ def clip(text: str, max_chars: int) -> str:
     return (cut[:sp] if sp > max_chars // 2 else cut) + " ..."
 
 
-def passage_line(h: Hit | dict[str, Any], max_chars: int = 400) -> str:
+def passage_line(h: Hit | dict[str, Any], max_chars: int = 400, context: str = "head",
+                 query: str = "") -> str:
     title = h["title"] if isinstance(h, dict) else h.title
     text = h["text"] if isinstance(h, dict) else h.text
-    body = clip(text, max_chars)
+    body = clip(text, max_chars) if context == "head" else \
+        CS.select(text, query, max_chars, context, title or "").text
     return f"{title}: {body}" if title else body
 
 
@@ -94,16 +96,23 @@ def context_record(hits: Sequence[Hit], cuts: Sequence[CS.Cut]) -> dict[str, Any
 
 
 def fit_passages(count_tokens: Any, hits: Sequence[Hit], per_doc_chars: int,
-                 budget_tokens: int, **fmt: Any) -> tuple[str, list[Hit], dict[str, Any]]:
-    """Format passages within a token budget: truncate each passage first, then drop the
-    lowest-ranked ones (the PAR-RAG spec's order). Returns text, the hits kept, and a note."""
+                 budget_tokens: int, *, context: str = "head", queries: str = "",
+                 **fmt: Any) -> tuple[str, list[Hit], dict[str, Any]]:
+    """Format passages within a token budget: truncate each passage first (as ``context``
+    says), then drop the lowest-ranked ones (the PAR-RAG spec's order). Returns text, the
+    hits kept, and a note with what was cut (:func:`context_record`)."""
+    def render(kept: list[Hit]) -> tuple[str, list[CS.Cut]]:
+        cuts = CS.select_many([h.text for h in kept], queries, per_doc_chars, context,
+                              [h.title for h in kept])
+        return format_passages(kept, per_doc_chars, cuts=cuts, **fmt), cuts
     kept = list(hits)
-    text = format_passages(kept, per_doc_chars, **fmt)
+    text, cuts = render(kept)
     while kept and count_tokens(text) > budget_tokens:
         kept = kept[:-1]
-        text = format_passages(kept, per_doc_chars, **fmt)
+        text, cuts = render(kept)
     note = {"k_requested": len(hits), "k_effective": len(kept),
-            "per_doc_chars": per_doc_chars, "budget_tokens": budget_tokens}
+            "per_doc_chars": per_doc_chars, "budget_tokens": budget_tokens,
+            **context_record(kept, cuts)}
     return text, kept, note
 
 

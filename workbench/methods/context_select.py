@@ -144,7 +144,7 @@ def select_many(texts: Sequence[str], queries: Sequence[str] | str, budget: int,
         raise ValueError(f"{len(texts)} passages but {len(qs)} queries; give one query "
                          f"per passage or one for all")
     if mode == "whole" or budget <= 0:
-        return [Cut(n, [(n, True)] if n else [], mode, budget)
+        return [Cut(n, [(n, True)] if n else [], "whole", budget)
                 for n in (" ".join((t or "").split()) for t in texts)]
     if mode == "head":
         return [head(t, budget) for t in texts]

@@ -35,6 +35,7 @@ from ..config import Preset, PresetConfig, knob
 from ..datasets.base import Question
 from ..knowledge.types import Hit
 from . import common as C
+from . import context_select as CS
 from . import fitted
 from .base import Method, RunContext
 from .batched import batch_knob, together
@@ -102,6 +103,7 @@ class ParRagConfig(PresetConfig):
     passage_chars: int = knob(0, "Characters kept per passage in prompts (0 = whole "
                               "passages, cut only to fit context_tokens).", min=0, max=4000,
                               group="act", paper="whole passages")
+    context: str = CS.context_knob(group="act", paper="whole passages")
     context_tokens: int = knob(1600, "Token budget for the sources of one read (passages are "
                                "cut first, then the lowest-ranked dropped).", min=128,
                                max=16000, group="act")
@@ -564,7 +566,8 @@ class ParRag(Method):
               retriever: str) -> Iterator[T.Event]:
         cfg: ParRagConfig = ctx.config
         sources, kept, note = C.fit_passages(ctx.llm.count_tokens, hits, cfg.passage_chars,
-                                             cfg.context_tokens)
+                                             cfg.context_tokens, context=cfg.context,
+                                             queries=st.question_executed)
         rd = ctx.node_id("rd")
         calls: list[T.Event] = []
         comp = yield from C.tap(ctx.generate("read", P.read(sources, st.question_executed),
@@ -621,7 +624,8 @@ class ParRag(Method):
         vf = ctx.node_id("vf")
         yield T.node_added(vf, "verify", f"Review step {st.index}", parents=[parent], layer=7,
                            state="created", step=st.index, display_only=display_only)
-        ev_text = C.format_passages(evidence, cfg.passage_chars, numbered=False) \
+        ev_text = C.format_passages(evidence, cfg.passage_chars, numbered=False,
+                                    context=cfg.context, queries=st.question_executed) \
             if evidence else "(no cited evidence)"
         errors = []
         comp, comp2 = yield from together(ctx, [
@@ -684,7 +688,8 @@ class ParRag(Method):
                                             display_only=True)
         st.answer, st.evidence = answer, evidence
         st.status = "revised" if revised else "accepted"
-        ev_lines = "\n".join(f"Evidence: {C.passage_line(h, cfg.passage_chars)}"
+        ev_lines = "\n".join(f"Evidence: "
+                             f"{C.passage_line(h, cfg.passage_chars, cfg.context, st.question_executed)}"
                              for h in evidence) or "Evidence: (none cited)"
         rendered = (f"Step {st.index}. Thought: {st.thought or '-'}\n"
                     f"Question: {st.question_executed}\nAnswer: {answer}\n{ev_lines}")
