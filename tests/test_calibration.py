@@ -98,7 +98,7 @@ def hit(pid, title):
             "score": 1.0, "rank": 1, "meta": {}}
 
 
-def run_events(run_id, *, ppl_good, ppl_bad, answer="Christopher Nolan", method="crp_rag",
+def run_events(run_id, *, ppl_good, ppl_bad, answer="Christopher Nolan", method="crp-rag",
                question=HOTPOT):
     """q -> v1 (retrieves the gold Inception passage) -> v2 (retrieves an unrelated one)
     -> answer; v1 and v2 carry a perplexity, the answer a confidence."""
@@ -125,7 +125,7 @@ def run_events(run_id, *, ppl_good, ppl_bad, answer="Christopher Nolan", method=
 def test_node_records_take_labels_from_the_triage():
     tr = T.Trace.fold(run_events("r1", ppl_good=1.5, ppl_bad=4.0))
     tri = triage(tr, correct=True)
-    recs = {r["node"]: r for r in C.node_records(tr, tri, method="crp_rag", run_id="r1",
+    recs = {r["node"]: r for r in C.node_records(tr, tri, method="crp-rag", run_id="r1",
                                                  question_id="h1", split="train")}
     assert recs["v1"]["labels"] == {"gold_evidence": 1.0, "correct_path": 1.0, "hop_answer": 1.0}
     # v2 retrieved no gold passage, is off the answer's path, and answered the hop wrongly
@@ -146,7 +146,7 @@ def records(n, rng):
     for i in range(n):
         tr = T.Trace.fold(run_events(f"r{i}", ppl_good=1.2 + rng.random(),
                                      ppl_bad=1.8 + rng.random()))
-        out += C.node_records(tr, triage(tr, correct=True), method="crp_rag", run_id=f"r{i}",
+        out += C.node_records(tr, triage(tr, correct=True), method="crp-rag", run_id=f"r{i}",
                               question_id=f"q{i}", split="train" if i % 2 else "test")
     return out
 
@@ -169,7 +169,7 @@ def test_report_ranks_signals_and_shows_counts_when_too_few():
                                                                   "gold_evidence"))
     assert small.too_few and (small.n, small.n_pos) == (8, 4)
     assert small.auroc is None and small.ece is None and small.rank is None
-    best, worst = C.best_and_worst(cells, "crp_rag")
+    best, worst = C.best_and_worst(cells, "crp-rag")
     assert best.auroc >= worst.auroc
 
 
@@ -195,8 +195,8 @@ def store_eval(st, n, rng, eval_id="ev1"):
         rid = f"{eval_id}-run{i}"
         events += run_events(rid, ppl_good=1.2 + rng.random(), ppl_bad=1.8 + rng.random(),
                              answer="Christopher Nolan" if good else "Ridley Scott")
-        runs.append([rid, "crp_rag", HOTPOT["question"], "finished", eval_id])
-        items.append([eval_id, f"k{i}", rid, f"q{i}", "crp_rag", "", good,
+        runs.append([rid, "crp-rag", HOTPOT["question"], "finished", eval_id])
+        items.append([eval_id, f"k{i}", rid, f"q{i}", "crp-rag", "", good,
                       0.3 + 0.6 * good * rng.random()])
     st.add_events(events)
     st.executemany("INSERT INTO runs (run_id, method, question, status, eval_id) "

@@ -64,7 +64,7 @@ def words_embed(texts):
 # --- two methods on one question: CRP-RAG's steps against PAR-RAG's plan, by meaning ---
 
 def crp_events(run_id="run_crp"):
-    return build(run_id, "crp_rag", [
+    return build(run_id, "crp-rag", [
         ("0", "question", Q, [], {"state": "sufficient"}),
         ("v1", "step", "Who directed the film Inception?", ["0"],
          {"evidence": ["p-inc"], "state": "sufficient", "eval_answer": "Christopher Nolan"}),
@@ -86,7 +86,7 @@ def par_events(run_id="run_par", birth_evidence=("p-lon", "p-nol"), plan=True):
          {"evidence": list(birth_evidence), "state": "answered", "answer": "London"}),
         ("final", "answer", "Nolan", ["s2"], {"state": "answered"}),
     ]
-    return build(run_id, "par_rag", nodes, answer=("final", "Christopher Nolan"))
+    return build(run_id, "par-rag", nodes, answer=("final", "Christopher Nolan"))
 
 
 def test_two_methods_align_by_meaning_and_part_at_the_plan(embedder):
@@ -161,12 +161,12 @@ def base_nodes(v2_evidence, v2_answer):
 
 
 def test_counterfactual_pair_aligns_by_node_id_and_parts_at_the_intervened_node():
-    a = T.Trace.fold(build("run_orig", "crp_rag",
+    a = T.Trace.fold(build("run_orig", "crp-rag",
                            base_nodes(["p-lon"], "London")
                            + [("ans", "answer", "Nolan", ["v2"], {"state": "answered"})],
                            answer=("ans", "Christopher Nolan")))
     # the passage was dropped from v2: the method asked again (v3) and answered otherwise
-    b = T.Trace.fold(build("run_cf", "crp_rag",
+    b = T.Trace.fold(build("run_cf", "crp-rag",
                            base_nodes([], None)
                            + [("v3", "step", "What is Nolan's birthplace?", ["v2"],
                                {"evidence": ["p-other"]}),
@@ -200,7 +200,7 @@ def test_identical_runs_have_no_divergence():
 
 def test_runs_of_different_questions_are_refused():
     a = T.Trace.fold(crp_events())
-    b = T.Trace.fold(build("run_x", "par_rag", [("q", "question", "Who wrote Dune?", [], {})],
+    b = T.Trace.fold(build("run_x", "par-rag", [("q", "question", "Who wrote Dune?", [], {})],
                            question="Who wrote Dune?"))
     with pytest.raises(ValueError, match="answer different questions"):
         D.diff_runs(a, b, embed=words_embed)
@@ -245,8 +245,8 @@ def store_run(st, events, method):
 
 def test_cli_runs_diff_prints_the_diff_and_json_last(capsys, embedder):
     st = Store()
-    ra = store_run(st, crp_events(), "crp_rag")
-    rb = store_run(st, par_events(), "par_rag")
+    ra = store_run(st, crp_events(), "crp-rag")
+    rb = store_run(st, par_events(), "par-rag")
     assert cli.main(["runs", "diff", ra, rb, "--json"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     last = json.loads(out[-1])
@@ -256,8 +256,8 @@ def test_cli_runs_diff_prints_the_diff_and_json_last(capsys, embedder):
     # refusals: one run id only; runs of different questions
     assert cli.main(["runs", "diff", ra]) == 2
     assert "needs two run ids" in capsys.readouterr().err
-    rx = store_run(st, build("run_x", "par_rag", [("q", "question", "Who wrote Dune?", [], {})],
-                             question="Who wrote Dune?"), "par_rag")
+    rx = store_run(st, build("run_x", "par-rag", [("q", "question", "Who wrote Dune?", [], {})],
+                             question="Who wrote Dune?"), "par-rag")
     assert cli.main(["runs", "diff", ra, rx]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: runs run_crp and run_x answer different questions")
@@ -272,8 +272,8 @@ def test_compare_page_shows_where_two_stored_runs_part_ways(isolated_home, monke
     from tests.test_ui_pages import app, no_errors
     with S.toy_ui(monkeypatch):
         st = Store()
-        store_run(st, crp_events(), "crp_rag")
-        store_run(st, par_events(), "par_rag")
+        store_run(st, crp_events(), "crp-rag")
+        store_run(st, par_events(), "par-rag")
         at = app("pages/compare.py")
         at.segmented_control(key="cmp__mode").set_value("Stored runs").run()
         at.toggle(key="cmp__diffon").set_value(True).run()

@@ -26,10 +26,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "eval", help="batch evaluation over a dataset (run, resume, export, list, show, presets)",
         description="Run methods over a dataset's questions and store per-item metrics. "
                     "`eval export EVAL_ID --format csv|parquet`, `eval list`, `eval show EVAL_ID`, "
-                    "`eval presets`, `eval calibration EVAL_ID` for the other actions.")
+                    "`eval presets`, `eval calibration EVAL_ID`, `eval thresholds EVAL_ID` for the "
+                    "other actions.")
     p.add_argument("action", nargs="?", default="run",
-                   choices=["run", "export", "list", "show", "presets", "calibration"])
-    p.add_argument("eval_id", nargs="?", help="for export/show/calibration: the eval id")
+                   choices=["run", "export", "list", "show", "presets", "calibration",
+                            "thresholds"])
+    p.add_argument("eval_id", nargs="?",
+                   help="for export/show/calibration/thresholds: the eval id")
     p.add_argument("--dataset", help="dataset name (default: the Settings dataset)")
     p.add_argument("--methods", help="comma-separated method names")
     p.add_argument("--split", help="evaluate one split of the dataset (train, dev or test; "
@@ -101,7 +104,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=["csv", "parquet"], default="csv", help="export format")
     p.add_argument("--out", help="export: output file (default EVAL_ID.FORMAT)")
     p.add_argument("--json", action="store_true",
-                   help="list/show/presets: JSON output; calibration: JSON on the last line")
+                   help="list/show/presets: JSON output; calibration, thresholds: JSON on the "
+                        "last line")
+    p.add_argument("--metric", help="thresholds: the metric a gate value is chosen by "
+                   "(correct, em, f1, contains, ...; default correct)")
     add_model_args(p)
     p.set_defaults(func=cmd_eval)
 
@@ -267,6 +273,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.action == "calibration":
         from ._calibration import cmd_calibration
         return cmd_calibration(st, args.eval_id or latest_eval(st, unfinished=False), args.json)
+    if args.action == "thresholds":
+        from ._thresholds import cmd_thresholds
+        return cmd_thresholds(st, args.eval_id or latest_eval(st, unfinished=False),
+                              args.metric, args.json)
     if args.action in ("export", "show"):
         eval_id = args.eval_id or latest_eval(st, unfinished=False)
         if not eval_id:
