@@ -6,6 +6,7 @@ generator (the UI's Stop button closes it) stores the run as ``interrupted``.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 import traceback
@@ -15,6 +16,7 @@ from typing import Any, Iterator
 from . import trace as T
 from .config import config_hash, to_dict
 from .llm.base import LLMError
+from .llm.memo import CallMemo
 from .methods.base import Method, RunContext
 
 
@@ -23,6 +25,8 @@ def phase_counts(tr: T.Trace) -> dict[str, dict[str, float]]:
                                                             "completion_tokens": 0, "llm_ms": 0.0})
     for c in tr.llm_calls.values():
         ph = out[c.get("phase") or "-"]
+        if c.get("reused_from"):        # answered by the run's memo: no model call
+            continue
         ph["llm_calls"] += 1
         ph["prompt_tokens"] += int(c.get("prompt_tokens", 0))
         ph["completion_tokens"] += int(c.get("completion_tokens", 0))
@@ -61,10 +65,17 @@ def check_question(question: Any) -> str:
 
 def execute(method: Method, ctx: RunContext, question: str, *, store: Any = None,
             run_id: str | None = None, question_id: str | None = None,
-            eval_id: str | None = None, trace_out: T.Trace | None = None) -> Iterator[T.Event]:
+            eval_id: str | None = None, trace_out: T.Trace | None = None,
+            memo: bool | None = None) -> Iterator[T.Event]:
     """Yield the stamped events of one run; the folded trace is kept in ``trace_out``.
-    A blank question raises ValueError at the first ``next()``, before anything is stored."""
+    A blank question raises ValueError at the first ``next()``, before anything is stored.
+    ``memo``: answer byte-identical greedy calls of the run once (llm/memo.py); None takes
+    ``ctx.extra["call_memo"]`` (default on)."""
     check_question(question)
+    if memo is None:
+        memo = bool(ctx.extra.get("call_memo", True))
+    if memo and dataclasses.is_dataclass(ctx) and not isinstance(ctx.llm, CallMemo):
+        ctx = dataclasses.replace(ctx, llm=CallMemo(ctx.llm))
     clock = T.EventClock(run_id)
     tr = trace_out if trace_out is not None else T.Trace()
     cfg = to_dict(ctx.config)
@@ -75,6 +86,7 @@ def execute(method: Method, ctx: RunContext, question: str, *, store: Any = None
         "dataset": ctx.dataset, "question_id": question_id, "gold": gold,
         "model": info.to_dict(), "prompt_version": method.prompt_version, "view": method.view,
         "thresholds": {k: list(v) for k, v in method.thresholds.items()},
+        "call_memo": bool(memo),
     })
     persist = _Persister(store)
     if store is not None:

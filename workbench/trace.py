@@ -321,8 +321,11 @@ class Trace:
 
     def totals(self) -> dict[str, float]:
         calls = list(self.llm_calls.values())
+        # a call answered by an earlier identical one of the run (llm/memo.py) cost nothing
+        reused = sum(1 for c in calls if c.get("reused_from"))
         return {
-            "llm_calls": len(calls),
+            "llm_calls": len(calls) - reused,
+            "reused_calls": reused,
             "prompt_tokens": sum(int(c.get("prompt_tokens", 0)) for c in calls),
             "completion_tokens": sum(int(c.get("completion_tokens", 0)) for c in calls),
             # served by the prefix cache: a run after one with a like prompt is faster for it

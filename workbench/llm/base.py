@@ -94,6 +94,8 @@ class Completion:
     cached_prompt_tokens: int = 0
     batch: dict[str, Any] | None = None   # set by generate_many: see llm/batching.py
     replayed_from: str | None = None      # a stored call's id: see llm/replay.py
+    reused_from: str | None = None        # this run's call it repeats: see llm/memo.py
+    call_id: str | None = None            # the id its llm_call event takes, when set before
 
     @property
     def logprobs(self) -> list[float]:
@@ -123,6 +125,7 @@ class Completion:
             "scores": self.scores().to_dict(),
             **({"batch": self.batch} if self.batch is not None else {}),
             **({"replayed_from": self.replayed_from} if self.replayed_from else {}),
+            **({"reused_from": self.reused_from} if self.reused_from else {}),
         }
 
 

@@ -54,7 +54,7 @@ class RunContext:
     def _call_event(self, comp: Completion, purpose: str, node_id: str | None,
                     prompt_version: str) -> T.Event:
         """The ``llm_call`` event of one completion, in this context's phase."""
-        call_id = T.new_id("call_")
+        call_id = comp.call_id or T.new_id("call_")    # llm/memo.py names it beforehand
         rec = comp.to_record()
         rec.update(purpose=purpose, phase=self.phase, call_id=call_id,
                    prompt_version=prompt_version)
