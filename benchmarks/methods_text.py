@@ -48,13 +48,24 @@ from workbench.workspace import build_context, warm_context  # noqa: E402
 METHODS = ["vanilla", "standard-rag", "ircot", "crp-rag", "par-rag"]
 BASELINE = "vanilla"
 
+# --old-vs-new METHOD: the method before and after a change of defaults, on the same
+# questions, each question run both ways in turn (so load on the machine hits both alike).
+# Each side: (label, knob overrides, in-run call memo on).
+OLD_VS_NEW = {
+    "crp-rag": (("crp-rag [old: samples, no memo]", {"proposals": "samples"}, False),
+                ("crp-rag [new: list, memo]", {"proposals": "list"}, True)),
+}
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--dataset", default="demo")
-    ap.add_argument("--split", help="dataset split (test for reported figures; default: all)")
+    ap.add_argument("--split", help="dataset split(s), comma-separated (test for reported "
+                    "figures; default: all)")
     ap.add_argument("--limit", type=int, default=0, help="first N answerable questions (0 = all)")
+    ap.add_argument("--first", type=int, default=0,
+                    help="only among the dataset's first N questions (before --split)")
     ap.add_argument("--stride", type=int, default=1,
                     help="every S-th answerable question (a spread over hop counts and types)")
     ap.add_argument("--ids", help="comma-separated question ids (overrides limit/stride)")
@@ -69,6 +80,9 @@ def main() -> None:
                          "answers that differ, accuracy and token F1 both ways")
     ap.add_argument("--eval", metavar="EVAL_ID",
                     help="report a stored eval's runs instead of running the methods")
+    ap.add_argument("--old-vs-new", choices=sorted(OLD_VS_NEW), metavar="METHOD",
+                    help="instead of --methods: METHOD with its old and its new defaults "
+                         f"({', '.join(sorted(OLD_VS_NEW))}), paired on the same questions")
     args = ap.parse_args()
     if args.eval:
         report_eval(args.eval, args.split)
@@ -79,7 +93,10 @@ def main() -> None:
         meth, _, key = k.partition(".")
         overrides.setdefault(meth, {})[key] = v
     ds = load_dataset(args.dataset)
-    qs = [q for q in ds.split(args.split) if q.answerable and q.answers][:: max(1, args.stride)]
+    pool = ds.questions[: args.first] if args.first else ds.questions
+    splits = set(args.split.split(",")) if args.split else None
+    qs = [q for q in pool if (splits is None or q.split in splits) and q.answerable
+          and q.answers][:: max(1, args.stride)]
     if args.ids:
         want = args.ids.split(",")
         qs = [ds.question(i) for i in want]
@@ -104,6 +121,11 @@ def main() -> None:
         print(json.dumps({**run_info, "cpu_others": meter.share(), "batch_compare": out}))
         return
 
+    if args.old_vs_new:
+        out = old_vs_new(args, be, qs, overrides, store)
+        print(json.dumps({**run_info, "cpu_others": meter.share(), "methods": out}))
+        return
+
     table = Table()
     for label in args.methods.split(","):
         name, over = method_overrides(label, overrides)
@@ -125,14 +147,7 @@ def main() -> None:
             text = "" if refused else ans.get("text", "")
             # contains-gold credits an answer that names both options of a comparison;
             # token F1 does not, so both are reported
-            rows.append(Row(q.id, tot.get("llm_calls", 0),
-                            tot.get("prompt_tokens", 0) + tot.get("completion_tokens", 0),
-                            wall, float(bool(ans) and not refused
-                                        and contains_gold(text, q.gold_answers)),
-                            exact_match(text, q.gold_answers) if text else 0.0,
-                            token_f1(text, q.gold_answers) if text else 0.0,
-                            refused, tr.status == "failed",
-                            tot.get("cached_prompt_tokens", 0), tot.get("prompt_tokens", 0)))
+            rows.append(row_of(q, tr, wall))
             if args.verbose:
                 print(f"  {label} {q.id}: {ans.get('text')!r} gold={q.answers!r} "
                       f"{'OK' if rows[-1].ok else '--'} calls={rows[-1].calls} {wall:.1f}s "
@@ -142,6 +157,59 @@ def main() -> None:
     print(describe(cpu_others))
     print(json.dumps({**run_info, "cpu_others": cpu_others,
                       "methods": table.finish()}))
+
+
+def row_of(q, tr, wall: float) -> "Row":
+    tot = tr.summary.get("totals", {})
+    ans = tr.answer or {}
+    refused = bool(ans.get("refused"))
+    text = "" if refused else ans.get("text", "")
+    sib = next((e["data"] for e in tr.log if e["type"] == "sibling_near_duplicates"), None)
+    # contains-gold credits an answer that names both options of a comparison;
+    # token F1 does not, so both are reported
+    return Row(q.id, tot.get("llm_calls", 0),
+               tot.get("prompt_tokens", 0) + tot.get("completion_tokens", 0),
+               wall, float(bool(ans) and not refused and contains_gold(text, q.gold_answers)),
+               exact_match(text, q.gold_answers) if text else 0.0,
+               token_f1(text, q.gold_answers) if text else 0.0,
+               refused, tr.status == "failed",
+               tot.get("cached_prompt_tokens", 0), tot.get("prompt_tokens", 0),
+               tot.get("reused_calls", 0),
+               (sib["pairs"], sib["near_duplicates"]) if sib else None)
+
+
+def old_vs_new(args, be, qs, overrides, store) -> dict:
+    """``--old-vs-new METHOD``: each question with the old defaults, then the new."""
+    sides = OLD_VS_NEW[args.old_vs_new]
+    base = {**overrides.get(args.old_vs_new, {})}
+    warm_context(build_context(args.old_vs_new, llm=be, dataset=args.dataset,
+                               overrides=base)[1], qs[0].question)
+    rows: dict[str, list[Row]] = {label: [] for label, _, _ in sides}
+    used: dict[str, set] = {label: set() for label, _, _ in sides}
+    for q in qs:
+        for label, knobs, memo in sides:
+            m, ctx = build_context(args.old_vs_new, llm=be, dataset=args.dataset,
+                                   overrides={**base, **knobs}, question_id=q.id)
+            t0 = time.perf_counter()
+            tr = run_to_end(m, ctx, q.question, store=store, question_id=q.id, memo=memo)
+            wall = time.perf_counter() - t0
+            used[label] |= tr.retrievers()
+            rows[label].append(row_of(q, tr, wall))
+            r = rows[label][-1]
+            print(f"  {label} {q.id}: {(tr.answer or {}).get('text')!r} gold={q.answers!r} "
+                  f"F1={r.f1:.2f} calls={r.calls} reused={r.reused} fresh={r.prompt - r.cached} "
+                  f"{wall:.1f}s [{tr.status}]", flush=True)
+    table = Table()
+    for label, _, _ in sides:
+        table.add(label, rows[label], retrieval_label(used[label]))
+    figs = table.finish(against=sides[0][0])
+    old, new = figs[sides[0][0]], figs[sides[1][0]]
+    ratio = {k: round(new[k] / old[k], 3) if old.get(k) and new.get(k) is not None else None
+             for k in ("mean_llm_calls", "mean_fresh_prompt_tokens", "mean_wall_s")}
+    print(f"new/old: calls {ratio['mean_llm_calls']}, fresh prompt tokens "
+          f"{ratio['mean_fresh_prompt_tokens']}, wall {ratio['mean_wall_s']}", flush=True)
+    new["new_over_old"] = ratio
+    return figs
 
 
 @dataclass
@@ -159,6 +227,8 @@ class Row:
     # prompt tokens the prefix cache served: two series' wall times compare only at like shares
     cached: int = 0
     prompt: int = 0
+    reused: int = 0             # calls answered by the run's memo (not in ``calls``)
+    siblings: tuple[int, int] | None = None   # CRP-RAG: sibling pairs, near-duplicates
 
 
 class Table:
@@ -190,17 +260,33 @@ class Table:
              "failed": sum(r.failed for r in rows), "retrieval": retrieval,
              "cached_prompt_share": round(sum(r.cached for r in timed)
                                           / max(sum(r.prompt for r in timed), 1), 3)
-             if timed else None}
+             if timed else None,
+             # prompt tokens the model evaluated (not served by a cache, not memo reuses)
+             "mean_fresh_prompt_tokens": round(statistics.mean(r.prompt - r.cached
+                                                               for r in rows), 1),
+             "mean_reused_calls": round(statistics.mean(r.reused for r in rows), 2)}
+        sib = [r.siblings for r in rows if r.siblings]
+        if sib:
+            pairs = sum(p for p, _ in sib)
+            f["sibling_pairs"] = pairs
+            f["sibling_near_duplicate_rate"] = round(sum(d for _, d in sib) / pairs, 3) \
+                if pairs else None
         self.figures[label] = f
         self.per_q[label] = {"accuracy": [r.ok for r in rows], "token_f1": [r.f1 for r in rows]}
+        if walls and len(walls) == n:
+            self.per_q[label]["wall_s"] = [r.wall for r in rows]
         wall = f"{f['mean_wall_s']:7.2f}" if walls else f"{'-':>7s}"
         cached = f"{f['cached_prompt_share']:6.0%}" if timed else f"{'-':>6s}"
         print(f"{label:22s} {n:3d} {f['mean_llm_calls']:6.1f} {f['mean_tokens']:7.0f} "
               f"{wall} {cached} {f['accuracy']:5.2f} {f['em']:5.2f} {f['token_f1']:5.2f} "
               f"{f['refusal_rate']:7.2f} {f['failed']:6d} {retrieval}"
               + (f"  (wall over {len(walls)} runs)" if len(walls) < n else ""), flush=True)
+        print(f"{'':22s} fresh prompt tokens {f['mean_fresh_prompt_tokens']:.0f}, reused calls "
+              f"{f['mean_reused_calls']:.2f}"
+              + (f", sibling near-duplicates {f['sibling_near_duplicate_rate']} of "
+                 f"{f['sibling_pairs']} pairs" if "sibling_pairs" in f else ""), flush=True)
 
-    def finish(self) -> dict[str, dict[str, float]]:
+    def finish(self, against: str | None = None) -> dict[str, dict[str, float]]:
         base = self.figures.get(BASELINE)
         if base and base["mean_wall_s"]:   # the papers' efficiency table: multiples of the plain LLM's
             for f in self.figures.values():
@@ -208,7 +294,10 @@ class Table:
                     f["wall_ratio_vs_vanilla"] = round(f["mean_wall_s"] / base["mean_wall_s"], 2)
                 f["token_ratio_vs_vanilla"] = round(f["mean_tokens"] / max(base["mean_tokens"],
                                                                             1e-9), 2)
-        paired_differences(self.figures, self.per_q)
+        if against:
+            paired_differences(self.figures, self.per_q, against)
+        else:
+            paired_differences(self.figures, self.per_q)
         return self.figures
 
 

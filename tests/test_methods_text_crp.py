@@ -561,3 +561,107 @@ def test_tau_calibration_labels_a_runs_own_nodes_by_supporting_pages():
     by_answer = {r["step"]: r["supported"] for r in cal.label_nodes(events, set(), ["2001"])}
     assert by_answer[A] and by_answer[B]
     assert not any(v for s, v in by_answer.items() if s not in (A, B))
+
+
+# --------------------------------------------------------------- proposals=list (Eq. 4)
+
+def list_backend(plan):
+    """make_backend with P_gen's list prompt answered from ``plan`` (lists of steps)."""
+    be = make_backend(plan, {})
+    be.rules.insert(0, type(be.rules[0])(P.GEN_LIST_TAG, gen_router(plan)))
+    return be
+
+
+C1 = "Find the studio of that film."
+C2 = "Find the studio that produced that film."
+LIST_PLAN = {"none": [[{"step": A, "is_final": False}, {"step": B, "is_final": False},
+                       {"step": A.upper(), "is_final": False}]],      # repeats A: dropped
+             A: [[{"step": C1, "is_final": True}]],
+             B: [[{"step": C2, "is_final": True}]]}
+DISTINCT = {"Miyazaki": [0, 1, 0, 0, 0, 0, 0, 0], "films released": [0, 0, 1, 0, 0, 0, 0, 0],
+            "MIYAZAKI": [0, 1, 0, 0, 0, 0, 0, 0], "studio": [1, 0, 0, 0, 0, 0, 0, 0]}
+
+
+def test_list_mode_makes_one_sampled_call_per_sink_and_each_step_becomes_a_child():
+    tr = run(list_backend(LIST_PLAN), {"proposals": "list"},
+             embedder=FakeEmbedder(DISTINCT))
+    assert tr.status == "finished" and not trace_problems(tr)
+    gen = [c for c in tr.llm_calls.values() if c["purpose"].startswith("propose")]
+    # the root, then A's and B's node: one call each, sampled, constrained to a 1-3 list
+    assert len(gen) == 3 and all(P.GEN_LIST_TAG in c["prompt"] for c in gen)
+    assert {c["node_id"] for c in gen} == {tr.roots()[0]} | {
+        n.id for n in tr.nodes.values() if n.text in (A, B)}
+    assert all(c["params"]["temperature"] == 0.8 for c in gen)
+    assert all(c["params"]["json_schema"]["type"] == "array"
+               and c["params"]["json_schema"]["maxItems"] == 3 for c in gen)
+    root = tr.nodes[tr.roots()[0]]
+    assert sorted(tr.nodes[c].text for c in root.children) == sorted([A, B])
+    assert root.attrs["proposal_items_dropped"] == ["item 2: repeats an earlier step"]
+    props = [e["data"] for e in tr.log if e["type"] == "proposal_generated"]
+    assert [p["list_size"] for p in props] == [2, 2, 1, 1] and all(p["parse_ok"] for p in props)
+    # the two studio steps (cosine 1.0, different parents) merge into one final with 2 parents
+    finals = [n for n in tr.nodes.values() if n.kind == "final"]
+    assert len(finals) == 1 and len(finals[0].parents) == 2
+
+
+def test_list_mode_with_list_max_steps_one_asks_for_one_step():
+    tr = run(list_backend({"none": [[{"step": A, "is_final": True}]]}),
+             {"proposals": "list", "list_max_steps": 1})
+    gen = [c for c in tr.llm_calls.values() if c["purpose"] == "propose"]
+    assert len(gen) == 1 and gen[0]["params"]["json_schema"]["maxItems"] == 1
+    assert "1 to 1 short instructions" in gen[0]["prompt"]
+
+
+def test_an_unparseable_list_is_a_parse_failure_on_the_node_and_the_run_goes_on():
+    plan = {"none": [[{"step": A, "is_final": False}]]}
+    be = list_backend(plan)
+    # the root's list parses; A's sink answers with no list at all, twice (the retry too)
+    be.rules.insert(0, type(be.rules[0])(f"1. {A}\nNext steps?", "[{\"step\": 3}]"))
+    tr = run(be, {"proposals": "list"})
+    assert tr.status == "finished" and not trace_problems(tr)
+    a = next(n for n in tr.nodes.values() if n.text == A)
+    assert [c["purpose"] for c in tr.llm_calls.values() if c["node_id"] == a.id
+            and c["purpose"].startswith("propose")] == ["propose", "propose:retry"]
+    fail = [n for n in tr.nodes.values() if n.kind == "parse_failed"]
+    assert len(fail) == 1 and fail[0].parents == [a.id]
+    assert "no valid step" in fail[0].attrs["errors"][0]
+    assert a.attrs["proposal_parse_failed"] is True
+    assert a.attrs["forced_final"] and a.attrs["forced_reason"] == "no parseable proposal"
+    ev = [e["data"] for e in tr.log if e["type"] == "proposal_generated"
+          and e["data"]["parent"] == a.id]
+    assert len(ev) == 1 and ev[0]["parse_ok"] is False and ev[0]["step"] is None
+    # the root failing too falls back to the question as its one final step
+    be = list_backend(plan)
+    be.rules.insert(0, type(be.rules[0])(P.GEN_LIST_TAG, "not json"))
+    tr = run(be, {"proposals": "list"})
+    assert tr.status == "finished" and tr.nodes[tr.roots()[0]].attrs["proposal_parse_failed"]
+    assert [n.text for n in tr.nodes.values() if n.kind == "final"] == [f"Answer the question: {Q}"]
+
+
+def _sibling_rate(tr):
+    return next(e["data"] for e in tr.log if e["type"] == "sibling_near_duplicates")
+
+
+def test_sibling_near_duplicate_rate_counts_pairs_of_one_parent_above_0_8():
+    # distinct root steps: one sibling pair (A, B), cosine 0; A's and B's children are not
+    # siblings of each other
+    tr = run(list_backend(LIST_PLAN), {"proposals": "list"}, embedder=FakeEmbedder(DISTINCT))
+    got = _sibling_rate(tr)
+    assert (got["pairs"], got["near_duplicates"], got["rate"]) == (1, 0, 0.0)
+    assert got["threshold"] == 0.8 and got["embedder"] == "fake"
+    # a paraphrase at cosine 0.85 is a near-duplicate below the 0.90 merge: both stay nodes
+    s = 0.85
+    para = "Find the 2001 film of Hayao Miyazaki."
+    groups = {"2001 film of": [0, s, math.sqrt(1 - s * s), 0, 0, 0, 0, 0], **DISTINCT}
+    plan = {**LIST_PLAN, "none": [[{"step": A, "is_final": False},
+                                   {"step": para, "is_final": False}]],
+            para: [[{"step": C1, "is_final": True}]]}
+    tr = run(list_backend(plan), {"proposals": "list"}, embedder=FakeEmbedder(groups))
+    got = _sibling_rate(tr)
+    assert (got["pairs"], got["near_duplicates"], got["rate"]) == (1, 1, 1.0)
+    root = tr.nodes[tr.roots()[0]]
+    assert len(root.children) == 2
+    # samples mode: the two samples of each sink are siblings (here identical: cosine 1)
+    tr = run(make_backend(DIAMOND, {}), {"proposals": "samples"})
+    got = _sibling_rate(tr)
+    assert got["pairs"] == 3 and got["near_duplicates"] >= 2

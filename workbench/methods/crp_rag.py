@@ -2,8 +2,11 @@
 
 Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
 
-* ``gc``  — graph construction: per open sink, ``samples_per_sink`` sampled proposals
-  (JSON ``{"step", "is_final"}``); proposals of one iteration whose embedding cosine is
+* ``gc``  — graph construction: per open sink, one sampled call returning a JSON list of
+  1-3 steps (``proposals=list``, Eq. 4) or ``samples_per_sink`` sampled one-step calls
+  (``proposals=samples``), each step ``{"step", "is_final"}``; the share of sibling
+  proposals above 0.8 similarity is the run's ``sibling_near_duplicates`` figure; proposals
+  of one iteration whose embedding cosine is
   above ``tau_combine`` are grouped (connected components) and fused by one LLM call; a
   merged node keeps the parents of all its members.
 * ``kra`` — per non-root node: retrieval with the node text (``query_with_question`` puts the
@@ -130,6 +133,44 @@ def _valid_step(obj: Any) -> tuple[str, bool]:
     return " ".join(obj["step"].split()), fin
 
 
+def _norm_step(text: str) -> str:
+    return " ".join(text.lower().strip(" .").split())
+
+
+def _valid_steps(obj: Any) -> tuple[list[tuple[str, bool]], list[str]]:
+    """P_gen's list (proposals=list): its valid distinct steps, and why each other item was
+    dropped. A lone step object counts as a list of one (a backend without grammars may
+    answer so); a list without one valid step raises, which retries and then fails visibly."""
+    if isinstance(obj, dict):
+        obj = obj.get("steps", [obj]) if "step" not in obj else [obj]
+    if not isinstance(obj, list):
+        raise TypeError(f"expected a JSON list of steps, got {type(obj).__name__}")
+    steps: list[tuple[str, bool]] = []
+    dropped: list[str] = []
+    seen: set[str] = set()
+    for i, item in enumerate(obj):
+        try:
+            text, fin = _valid_step(item)
+        except (KeyError, TypeError) as e:
+            dropped.append(f"item {i}: {type(e).__name__}: {e}")
+            continue
+        key = _norm_step(text)
+        if key in seen:
+            dropped.append(f"item {i}: repeats an earlier step")
+            continue
+        seen.add(key)
+        steps.append((text, fin))
+    if not steps:
+        raise ValueError(f"no valid step in the list ({'; '.join(dropped) or 'empty list'})")
+    return steps, dropped
+
+
+# Sibling proposals (one parent, one iteration) more similar than this count as near-duplicates
+# in the run's sibling_near_duplicates figure; below the merge threshold such pairs survive
+# as separate nodes, each with its own retrieval, summary, evaluation and path steps.
+SIBLING_DUP_SIM = 0.8
+
+
 class CrpRag(Method):
     name = "crp-rag"
     title = "CRP-RAG (reasoning graph)"
@@ -210,6 +251,7 @@ class CrpRag(Method):
         n = 0
         reason = "all_sinks_final"
         forced: list[str] = []
+        sib = [0, 0]            # sibling pairs, those above SIBLING_DUP_SIM
         while True:
             open_sinks = [v for v in nodes.values() if not v.children and not v.is_final]
             if not open_sinks:
@@ -230,7 +272,7 @@ class CrpRag(Method):
             samples = [it for v in open_sinks
                        for it in self._propose(ctx, q, nodes, v, n, root_id, cands)]
             yield from together(ctx, samples, cfg.batch_size)
-            new_nodes, capped = yield from self._merge(ctx, q, nodes, cands, n, emb)
+            new_nodes, capped = yield from self._merge(ctx, q, nodes, cands, n, emb, sib)
             yield T.custom("gc_iteration_finished", None, iteration=n,
                            new_nodes=new_nodes, capped=capped,
                            open_sinks=sum(1 for v in nodes.values()
@@ -241,6 +283,10 @@ class CrpRag(Method):
         yield T.custom("graph_completed", None, reason=reason, forced_finals=forced,
                        nodes=len(nodes), edges=sum(len(v.parents) for v in nodes.values()),
                        depth=depth, iterations=n)
+        yield T.custom("sibling_near_duplicates", None, pairs=sib[0], near_duplicates=sib[1],
+                       rate=round(sib[1] / sib[0], 4) if sib[0] else None,
+                       threshold=SIBLING_DUP_SIM, embedder=C.embedder_name(emb),
+                       proposals=cfg.proposals)
 
     def _propose(self, ctx: RunContext, q: str, nodes: dict[str, _Node], v: _Node, n: int,
                  root_id: str, cands: list[_Proposal]) -> list[Iterator[T.Event]]:
@@ -250,8 +296,10 @@ class CrpRag(Method):
         known = [nodes[a].content for a in self._ancestors(nodes, v.id) if a != root_id]
         if v.id != root_id:
             known.append(v.content)
-        k = 1 if (cfg.structure == "chain" and v.id != root_id) else cfg.samples_per_sink
         sink = _Sink(v, n, v.id == root_id)
+        if cfg.proposals == "list":
+            return [self._sample_list(ctx, q, known, sink, cands)]
+        k = 1 if (cfg.structure == "chain" and v.id != root_id) else cfg.samples_per_sink
         return [self._sample(ctx, q, known, sink, s, cands if s == k - 1 else None)
                 for s in range(k)]
 
@@ -296,6 +344,60 @@ class CrpRag(Method):
         if cands is not None:
             yield from self._settle_sink(q, sink, cands)
 
+    def _sample_list(self, ctx: RunContext, q: str, known: list[str], sink: "_Sink",
+                     cands: list[_Proposal]) -> Iterator[Any]:
+        """proposals=list: one sampled P_gen call for sink ``v`` returning its next steps."""
+        cfg: CrpRagConfig = ctx.config
+        v, n = sink.v, sink.n
+        seed = C.derive_seed(ctx.seed, "crp-gen-list", n, v.id)
+        params = C.sampled(cfg.gen_max_tokens * cfg.list_max_steps, cfg.gen_temperature,
+                           cfg.gen_top_p, seed)
+        calls: list[T.Event] = []
+        parsed = yield from C.tap(ctx.generate_json(
+            "propose", P.gen_list(q, known, cfg.named_steps, cfg.list_max_steps),
+            P.gen_list_schema(cfg.list_max_steps), params, node_id=v.id,
+            prompt_version=self.pv, validate=_valid_steps), calls)
+        yield InOrder(self._take_list(ctx, q, sink, seed, parsed, calls, cands))
+
+    def _take_list(self, ctx: RunContext, q: str, sink: "_Sink", seed: int, parsed: Any,
+                   calls: list[T.Event], cands: list[_Proposal]) -> Iterator[T.Event]:
+        cfg: CrpRagConfig = ctx.config
+        v, n = sink.v, sink.n
+        raw = calls[-1].data.get("output", "") if calls else ""
+        call_id = calls[-1].llm_call_id if calls else None
+        common = dict(iteration=n, parent=v.id, temperature=cfg.gen_temperature, seed=seed,
+                      raw=raw, call_id=call_id, mode="list")
+        if parsed is None:
+            # generate_json has added the parse_failed node; the sink settles as one with no
+            # parseable proposal (the root: the question as its final step; others: final)
+            yield T.custom("proposal_generated", v.id, proposal_id=f"{v.id}.p{n}.0",
+                           sample_idx=0, step=None, is_final=None, parse_ok=False, **common)
+            yield T.node_updated(v.id, None, proposal_parse_failed=True, proposal_raw=raw,
+                                 proposal_call_id=call_id)
+            yield from self._settle_sink(q, sink, cands)
+            return
+        steps, dropped = parsed
+        if cfg.structure == "chain" and not sink.is_root:
+            steps = steps[:1]
+        real = [(t, f) for t, f in steps if t.strip(" .").lower() not in _CLOSE_WORDS]
+        for i, (text, fin) in enumerate(steps):
+            pid = f"{v.id}.p{n}.{i}"
+            yield T.custom("proposal_generated", v.id, proposal_id=pid, sample_idx=i,
+                           step=text, is_final=fin, parse_ok=True, list_size=len(steps),
+                           dropped=dropped if i == 0 else [], **common)
+        if dropped:
+            yield T.node_updated(v.id, None, proposal_items_dropped=dropped)
+        if real:
+            sink.out.extend(_Proposal(f"{v.id}.p{n}.{i}", v.id, i, t, f, raw, seed, call_id)
+                            for i, (t, f) in enumerate(steps) if (t, f) in real)
+        elif not sink.is_root:
+            sink.closed = True
+            v.is_final = True
+            yield T.custom("sink_closed", v.id, iteration=n,
+                           reason="the model proposed no further step", raw=raw)
+            yield T.node_updated(v.id, None, is_final=True, closed_by_model=True)
+        yield from self._settle_sink(q, sink, cands)
+
     @staticmethod
     def _settle_sink(q: str, sink: "_Sink", cands: list[_Proposal]) -> Iterator[T.Event]:
         v, n, out = sink.v, sink.n, sink.out
@@ -317,7 +419,7 @@ class CrpRag(Method):
         cands.extend(out)
 
     def _merge(self, ctx: RunContext, q: str, nodes: dict[str, _Node], cands: list[_Proposal],
-               n: int, emb: Any) -> Iterator[T.Event]:
+               n: int, emb: Any, sib: list[int]) -> Iterator[T.Event]:
         cfg: CrpRagConfig = ctx.config
         if not cands:
             return [], []
@@ -325,7 +427,13 @@ class CrpRag(Method):
         vecs = np.asarray(emb.encode([c.text for c in cands]), dtype=np.float32)
         sim = C.cosine_matrix(vecs)
         m = len(cands)
-        yield T.custom("similarity_computed", None, iteration=n,
+        pairs = [(i, j) for i in range(m) for j in range(i + 1, m)
+                 if cands[i].parent == cands[j].parent]
+        near = sum(1 for i, j in pairs if sim[i, j] > SIBLING_DUP_SIM)
+        sib[0] += len(pairs)
+        sib[1] += near
+        yield T.custom("similarity_computed", None, iteration=n, sibling_pairs=len(pairs),
+                       sibling_near_duplicates=near,
                        proposals=[c.pid for c in cands], texts=[c.text for c in cands],
                        matrix=np.round(sim, 4).tolist(), tau_combine=cfg.tau_combine,
                        embedder=C.embedder_name(emb), merging=cfg.structure == "graph")

@@ -67,8 +67,17 @@ def calibration_mismatch(rec: fitted.FitRecord, tau: float, ctx: RunContext) -> 
 @dataclass
 class CrpRagConfig(PresetConfig):
     # -- graph construction (GC) --
-    samples_per_sink: int = knob(2, "Sampled proposals per open sink and iteration "
-                                 "(spec §7 gap 5).", min=1, max=4, group="graph construction",
+    proposals: str = knob(
+        "samples", "list = one sampled P_gen call per sink returns 1-3 steps (Eq. 4); "
+        "samples = samples_per_sink one-step calls. Default: samples (not yet measured).",
+        choices=["list", "samples"], group="graph construction",
+        paper="one call per sink yields the new steps (Eq. 4)")
+    list_max_steps: int = knob(3, "Most steps in one list proposal (proposals=list).", min=1,
+                               max=3, group="graph construction",
+                               paper="not reported (the examples branch at most 2 ways)")
+    samples_per_sink: int = knob(2, "Sampled proposals per open sink and iteration with "
+                                 "proposals=samples (spec §7 gap 5).", min=1, max=4,
+                                 group="graph construction",
                                  paper="not reported (the examples branch at most 2 ways)")
     gen_temperature: float = knob(0.8, "Sampling temperature of new-node generation (GC is "
                                   "never greedy).", min=0.05, max=2.0, group="graph construction",

@@ -10,7 +10,7 @@ import json
 
 from . import chat
 
-VERSION = "crp-6"
+VERSION = "crp-7"
 
 # -- P_gen (Eq. 4): one next step + is_final, JSON-constrained --------------------------------
 GEN_TAG = "Task: next reasoning step."
@@ -66,6 +66,55 @@ def gen(question: str, known: list[str], named: bool = False) -> list[dict]:
     if named:
         return chat(GEN_SYSTEM_NAMED, GEN_SHOTS_NAMED, gen_user(question, known))
     return chat(GEN_SYSTEM, GEN_SHOTS, gen_user(question, known))
+
+
+# -- P_gen as a list (Eq. 4: one call per sink yields the set of next steps) -----------------
+# Fixed instructions and demos first and the sink's question and steps last, so calls of this
+# kind share one long prefix a prompt cache can keep.
+GEN_LIST_TAG = "Task: next reasoning steps."
+GEN_LIST_SYSTEM = (GEN_LIST_TAG + " Break the question into small steps. Given the question "
+                   "and the steps done so far, list the next steps: 1 to {n} short "
+                   "instructions like \"Find the director of X.\". Give more than one only "
+                   "for different facts that can be found independently (one per thing "
+                   "compared, or two ways forward); never write the same step twice in other "
+                   "words. Set is_final to true on a step when doing it gives the answer to "
+                   "the question. Reply with a JSON list.")
+def gen_list_user(question: str, known: list[str]) -> str:
+    return f"Question: {question}\nSteps done:\n{_steps(known)}\nNext steps?"
+
+
+GEN_LIST_SHOTS = [
+    (gen_list_user("Where was the director of Psycho (1960) born?", []),
+     json.dumps([{"step": "Find the director of Psycho (1960).", "is_final": False}])),
+    (gen_list_user("Where was the director of Psycho (1960) born?",
+                   ["Find the director of Psycho (1960)."]),
+     json.dumps([{"step": "Find where that director was born.", "is_final": True}])),
+    (gen_list_user("Which film came out first, Psycho or Vertigo?", []),
+     json.dumps([{"step": "Find the release year of Psycho.", "is_final": False},
+                 {"step": "Find the release year of Vertigo.", "is_final": False}])),
+    (gen_list_user("Which film came out first, Psycho or Vertigo?",
+              ["Find the release year of Psycho."]),
+     json.dumps([{"step": "Find the release year of Vertigo and compare the two years.",
+                  "is_final": True}])),
+]
+GEN_LIST_SHOTS_NAMED = [GEN_LIST_SHOTS[0],
+                        (GEN_LIST_SHOTS[1][0],
+                         json.dumps([{"step": "Find where the director of Psycho (1960) was "
+                                              "born.", "is_final": True}])),
+                        *GEN_LIST_SHOTS[2:]]
+
+
+def gen_list_schema(n: int) -> dict:
+    """A JSON list of 1..n steps, each as P_gen's single step."""
+    return {"type": "array", "minItems": 1, "maxItems": n, "items": GEN_SCHEMA}
+
+
+def gen_list(question: str, known: list[str], named: bool = False, n: int = 3) -> list[dict]:
+    system = GEN_LIST_SYSTEM.format(n=n)
+    if named:
+        return chat(system + GEN_SYSTEM_NAMED[len(GEN_SYSTEM):], GEN_LIST_SHOTS_NAMED,
+                    gen_list_user(question, known))
+    return chat(system, GEN_LIST_SHOTS, gen_list_user(question, known))
 
 
 # -- P_combine (Eq. 6): fuse similar proposals into one step ---------------------------------
