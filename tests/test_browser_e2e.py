@@ -7,12 +7,14 @@
 2. Hostile text: a scripted backend and the toy plug-in dataset put <script> and
    onerror= payloads in a question, passages and model output; nothing may execute or
    become markup in the live app or in the exported standalone HTML.
-3. Evaluate: a stored scripted eval draws every results chart and the paired table.
+3. Evaluate: an eval launched from the page is followed to its end; the Results
+   tab then shows it finished, with filled charts, without leaving the page.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -269,9 +271,101 @@ def test_demo_question_with_default_model(browser, tmp_path):
              "nodes": len(labels)}, indent=1))
         print(f"time to first node: {first:.3f} s ({method}, {len(labels)} nodes)")
         assert first < 10.0
+        _crp_rag_waterfall_and_step_inspector(page)
     finally:
         page.close()
         srv.stop()
+
+
+CRP_SMALL = {"max_nodes": 2, "samples_per_sink": 1, "max_iterations": 1,
+             "summary_max_tokens": 48, "eval_max_tokens": 8, "step_max_tokens": 12,
+             "answer_max_tokens": 24}
+
+
+def _waterfall_bars(page) -> int:
+    chart = page.locator("[data-testid=stExpander]").filter(
+        has_text="LLM calls on a time line").locator("[data-testid=stPlotlyChart]")
+    return chart.locator("g.trace.bars g.point").count()
+
+
+def _crp_rag_waterfall_and_step_inspector(page) -> None:
+    """A small CRP-RAG run: its call waterfall mid-run (bars for the calls done, the call in
+    flight), then stopped once its step node is scored; that node's graph label, inspector
+    headline and score table show one number. Screenshots go to docs/img/."""
+    import re
+    img = ROOT / "docs" / "img"
+    img.mkdir(parents=True, exist_ok=True)
+    _pick(page, "Method", "CRP-RAG")
+    page.get_by_role("button", name="Knobs").click()
+    for knob, v in CRP_SMALL.items():
+        box = page.get_by_label(knob, exact=True)
+        box.fill(str(v))
+        box.press("Enter")
+        _settled(page)
+    page.keyboard.press("Escape")
+    _settled(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    # mid-run: calls done on the time line and the one in flight named with its duration
+    deadline = time.time() + 240
+    while time.time() < deadline and not (
+            _waterfall_bars(page) >= 2 and page.get_by_text("Running now:").count()):
+        page.wait_for_timeout(200)
+    assert _waterfall_bars(page) >= 2 and page.get_by_text("Running now:").count(), \
+        "the waterfall never showed two calls and one running"
+    page.set_viewport_size({"width": 1280, "height": 1300})
+    page.locator("[data-testid=stExpander]").filter(
+        has_text="LLM calls on a time line").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(600)
+    page.screenshot(path=str(img / "ask_waterfall_live.png"))
+    # the step node once the sufficiency evaluation has scored it; then stop the run
+    frame = _graph_frame(page, 20)
+    find = """() => window.wbNetwork.body.data.nodes.get().filter(
+        n => n.kind === 'step' && /perplexity \\d/.test(n.label)).map(n => n.id)"""
+    step = []
+    deadline = time.time() + 240
+    while time.time() < deadline and not step:
+        page.wait_for_timeout(300)
+        frame = _graph_frame(page, 20)
+        step = frame.evaluate(find)
+    assert step, "no step node was scored"
+    if page.get_by_role("button", name="Stop").count():
+        page.get_by_role("button", name="Stop").click()
+    page.get_by_text(re.compile(r"^(interrupted|finished)$")).first.wait_for(timeout=240_000)
+    _settled(page)
+    frame = _graph_frame(page, 20)
+    nid = step[0]
+    p = frame.evaluate(f"""() => {{ const n = window.wbNetwork;
+        return n.canvasToDOM(n.getPositions([{nid!r}])[{nid!r}]); }}""")
+    frame.locator("canvas").click(position={"x": p["x"], "y": p["y"]})
+    page.get_by_text(f"{nid} · reasoning step", exact=False).first.wait_for(timeout=20_000)
+    _settled(page)
+    label = frame.evaluate(f"window.wbNetwork.body.data.nodes.get({nid!r}).label")
+    num = re.search(r"perplexity (\d+\.\d{3})", label).group(1)
+    head = page.locator("[data-testid=stMetric]").filter(has_text="Perplexity of the").first
+    assert num in head.inner_text(), (label, head.inner_text())
+    # the newly clicked node carries the selection emphasis, no other node does
+    widths = frame.evaluate("""() => window.wbNetwork.body.data.nodes.get().filter(
+        n => n.borderWidth === 5).map(n => n.id)""")
+    assert widths == [nid], widths
+    # the score table (a canvas grid; its cells are mirrored for screen readers)
+    table = page.locator("[data-testid=stDataFrame]").filter(has_text="perplexity").first
+    assert table.get_by_role("gridcell", name=num).count() >= 1, num
+    assert _waterfall_bars(page) >= 3
+    page.set_viewport_size({"width": 1280, "height": 1100})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(img / "ask_inspector_step.png"))
+    # a bar of the waterfall opens its node (the first call: a proposal from the question)
+    chart = page.locator("[data-testid=stExpander]").filter(
+        has_text="LLM calls on a time line").locator(".js-plotly-plot").first
+    target = chart.evaluate("el => el.data[0].customdata[0][0]")
+    assert target and target != nid
+    chart.locator("g.trace.bars g.point path").first.click(force=True)
+    page.get_by_text(f"{target} · ", exact=False).first.wait_for(timeout=20_000)
+    _settled(page)
+    page.wait_for_timeout(500)
+    widths = frame.evaluate("""() => window.wbNetwork.body.data.nodes.get().filter(
+        n => n.borderWidth === 5).map(n => n.id)""")
+    assert widths == [target], widths
 
 
 # ---------------------------------------------------------------- 2. hostile text
@@ -351,42 +445,76 @@ def _assert_inert(page) -> None:
 # ---------------------------------------------------------------- 3. evaluation charts
 
 def test_evaluate_results_render_charts_and_paired_table(browser, tmp_path):
-    from tests.test_eval_helpers import ToyDataset, answer_rules, toy_methods
-    from workbench.eval.runner import EvalRunner, EvalSpec
-    from workbench.llm.scripted import ScriptedBackend
-    from workbench.store import Store
-    st = Store(tmp_path / "workbench.duckdb")
-    EvalRunner.new(st, EvalSpec("toy", ["toy-rag", "toy-llm"], judge="off",
-                                grid={"noise_k": [0, 2]}),
-                   backend=ScriptedBackend.from_table(answer_rules(), default="grey"),
-                   dataset=ToyDataset(), method_classes=toy_methods()).run()
-    rid = st.query("SELECT run_id FROM runs LIMIT 1")[0]["run_id"]
-    st.add_annotation(rid, "run", rid, ["retrieval_miss"])     # so the error-mode chart draws
-    srv = Server(tmp_path, {})
+    """An eval launched from the page (scripted backend, demo world, 2 questions x 2
+    methods) is followed to its end on the page, and the Results tab then shows the
+    finished eval, its filled charts and paired table, without leaving the page."""
+    from workbench.datasets import list_datasets
+    if not any(d.get("name") == "demo" for d in list_datasets()):
+        pytest.skip("the demo world (data/demo/*.jsonl) is not built")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"match": "Who directed Inception?", "text": "Christopher Nolan"},
+                                 {"match": "Who composed the music for Jaws?",
+                                  "text": "Bernard Herrmann"}]))
+    (tmp_path / "settings.json").write_text(json.dumps(
+        {"dataset": "demo", "backend": "scripted", "retriever": "bm25"}))
+    srv = Server(tmp_path, {"WORKBENCH_SCRIPTED_TABLE": str(rules)})
     page = _page(browser)
     try:
         page.goto(srv.url + "/")
         page.get_by_text("RAG Reasoning Workbench").first.wait_for(timeout=90_000)
         _nav(page, "Evaluate")
+        page.get_by_role("button", name="Launch eval").wait_for(timeout=60_000)
+        _pick(page, "LLM judge", "off")
+        limit = page.locator("[data-testid=stNumberInput]").filter(
+            has=page.locator("label", has_text="Questions (limit)")).locator("input")
+        limit.fill("2")
+        limit.press("Enter")
+        _settled(page)
+        page.get_by_role("button", name="Launch eval").click()
+        done = page.get_by_text("its results are in the Results tab")
+        done.wait_for(timeout=120_000)
+        assert "finished" in done.inner_text()
+        _settled(page)
+        table = page.locator("[data-testid=stDataFrame]").first    # the items finished
+        assert table.is_visible()
         _open_tab(page, "Results", 60)
-        page.get_by_text("Paired differences (same questions)").wait_for(timeout=60_000)
+        status = page.get_by_text("Finished: 4 of 4 items")
+        status.wait_for(timeout=30_000)
+        box = page.locator("[data-testid=stSelectbox]").filter(
+            has=page.locator("label", has_text=re.compile("^Eval$"))).first
+        shown = box.locator("input").input_value()
+        assert "4/4 · finished" in shown and "running" not in shown, shown
+        page.get_by_text("Paired differences (same questions)").wait_for(timeout=30_000)
         charts = page.locator("[data-testid=stPlotlyChart] .js-plotly-plot")
+        # summary, hop count, question type, cost, calibration, failure classes; no CRAG
+        # chart (the demo world has no CRAG questions)
         deadline = time.time() + 60
-        while time.time() < deadline and charts.count() < 9:
+        while time.time() < deadline and charts.count() < 6:
             time.sleep(0.2)
-        assert charts.count() >= 9        # summary, hops, type, cost, calibration, CRAG x2, knob, modes
-        # every chart drew its bars (plotly renders traces as SVG paths)
-        assert page.locator("[data-testid=stPlotlyChart] g.trace").count() >= 9
+        assert charts.count() == 6, charts.count()
+        # every chart drew its bars or points (plotly renders traces as SVG paths)
+        for i in range(charts.count()):
+            assert charts.nth(i).locator("g.trace").count() >= 1, i
+        for false_claim in ("No item finished yet", "returns no log-probabilities",
+                            "No triaged runs", "Running:"):
+            assert page.get_by_text(false_claim).count() == 0, false_claim
         assert page.locator("[data-testid=stException]").count() == 0
+        # the summary's value labels lie inside its plot area
+        plot = charts.nth(0).locator("rect.nsewdrag").first.bounding_box()
+        labels = charts.nth(0).locator("g.textpoint text").all()
+        assert len(labels) == 2
+        for t in labels:
+            b = t.bounding_box()
+            assert plot["y"] <= b["y"] and b["y"] + b["height"] <= plot["y"] + plot["height"], \
+                (b, plot)
+        IMG = ROOT / "docs" / "img"
+        IMG.mkdir(parents=True, exist_ok=True)
+        page.set_viewport_size({"width": 1280, "height": 1500})
+        status.scroll_into_view_if_needed()
+        time.sleep(1.0)
+        page.screenshot(path=str(IMG / "evaluate_finished.png"))
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.get_by_text("Paired differences (same questions)").scroll_into_view_if_needed()
-        time.sleep(0.5)
         page.screenshot(path=str(ARTIFACTS / "e2e_evaluate.png"), full_page=True)
-        trail = page.get_by_text("Answer trail", exact=False).first
-        trail.wait_for(timeout=60_000)
-        trail.scroll_into_view_if_needed()
-        time.sleep(0.5)
-        page.screenshot(path=str(ARTIFACTS / "e2e_evaluate_answer_trail.png"))
         assert not page.dialogs
     finally:
         page.close()

@@ -53,6 +53,13 @@ def progress_text(snap: dict[str, Any], now: float | None = None) -> str:
     return f"{head} · {rate:.2f} items/s{per} · ETA {fmt_s(eta)}"
 
 
+def live_eval_ids(store: Store) -> set[str]:
+    """The evals being run now (see :func:`eval_is_live`). Read this before the store:
+    an eval not live then has written everything, so what is read after is final."""
+    return {j.eval_id for j in jobs.active() if j.eval_id} | {
+        r["eval_id"] for r in UQ.running_evals(store) if eval_is_live(r)}
+
+
 def eval_is_live(row: dict[str, Any] | None) -> bool:
     """Whether this stored eval is being run now: by a job of this process, or marked
     running by another process that is still alive (a dead one's mark is stale)."""

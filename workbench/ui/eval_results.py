@@ -18,7 +18,8 @@ from ..store import Store
 from ..viz import eval_charts as C
 from ..viz.safe import md_escape
 from . import queries as UQ
-from .eval_live import RESULTS_EVERY_S, eval_is_live, fmt_s, items_table, metric_note
+from .eval_live import (RESULTS_EVERY_S, eval_is_live, fmt_s, items_table, live_eval_ids,
+                        metric_note)
 
 SELECT_KEY = "ev_eval"
 
@@ -98,6 +99,7 @@ def calibration_reason(facts: dict[str, Any], metric_label: str, model: str | No
 
 
 def _render(store: Store, pages_dir: Path) -> None:
+    live_ids = live_eval_ids(store)     # first: the reads below are then never older
     evals = Q.list_evals(store)
     if not evals:
         st.info("No evals stored yet. Launch one in the first tab or run "
@@ -107,7 +109,7 @@ def _render(store: Store, pages_dir: Path) -> None:
     from ..eval.runner import get_eval
     ev = get_eval(store, eval_id)
     ev_spec = ev.get("spec")
-    live = eval_is_live(ev)
+    live = eval_id in live_ids
     facts = UQ.eval_facts(store, eval_id)
     st.caption(f"judge: {ev['judge']} · model: {ev['model_name']} · "
                + metric_note(ev_spec, ev["primary_metric"]))

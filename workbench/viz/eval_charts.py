@@ -67,10 +67,14 @@ def metric_bars(rows: Sequence[dict[str, Any]], metric_label: str) -> Any:
     fig = go.Figure()
     fig.add_bar(x=[r["series"] for r in rows], y=[r["mean"] for r in rows],
                 error_y=_err(rows), marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(rows))],
-                customdata=[[r["method"], r["variant"], None] for r in rows],
-                text=[f"{(r['mean'] or 0):.2f} (n={r['n']})" for r in rows], textposition="outside",
-                cliponaxis=False,
+                customdata=[[r["method"], r["variant"], None] for r in rows], showlegend=False,
                 hovertemplate="%{x}<br>" + metric_label + " %{y:.3f}<extra></extra>")
+    # each value above its whisker, where neither the bar nor the interval covers it
+    fig.add_scatter(x=[r["series"] for r in rows],
+                    y=[max(v for v in (r.get("mean"), r.get("hi"), 0.0) if v is not None)
+                       for r in rows], mode="text", textposition="top center",
+                    text=[f"{(r['mean'] or 0):.2f} (n={r['n']})" for r in rows],
+                    cliponaxis=False, showlegend=False, hoverinfo="skip")
     vals = [v for r in rows for v in (r.get("mean"), r.get("lo"), r.get("hi")) if v is not None]
     return _layout(fig, yaxis_title=metric_label, yaxis_range=_value_range(vals, vals))
 
