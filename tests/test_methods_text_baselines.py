@@ -194,7 +194,7 @@ def test_ircot_cuts_each_passage_once_for_the_query_that_found_it():
     rets = [n for n in tr.nodes.values() if n.kind == "retrieval"]
     assert rets[0].attrs["context"]["passages"] and rets[0].attrs["context"]["budget"] == 260
     # a passage found again later is not cut again (its text stays the same in every prompt)
-    assert all(not n.attrs["context"]["passages"] for n in rets[1:])
+    assert all("context" not in n.attrs for n in rets[1:])
 
 
 def test_standard_rag_runs_with_relevance_context_on_a_real_model(default_llm):

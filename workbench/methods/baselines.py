@@ -180,7 +180,8 @@ class Ircot(Method):
                 cuts[h.id] = c
                 docs.append(h)
             yield T.node_updated(rid, "retrieved", new_docs=[h.id for h in new])
-            yield _context_event(rid, new, got)
+            if new:
+                yield _context_event(rid, new, got)
 
         rid, hits = yield from _retrieval_node(ctx, question, cfg.k_per_step, name, qid, 1,
                                                step=0)
