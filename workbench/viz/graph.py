@@ -212,8 +212,12 @@ def _edges_through_nodes(edges: list[dict[str, Any]], pos: dict[str, tuple[float
     """Edges whose straight line passes within ``clearance`` px (half a node box) of a
     node other than its ends, between them: a step skipped by an edge from its parent to
     its child sits right on that edge, label and all."""
+    import bisect
     out: set[tuple[str, str]] = set()
-    pts = [(nid, pos[nid]) for nid in shown if nid in pos]
+    # by height: an edge only meets the nodes drawn between its ends' rows (none, for the
+    # usual edge between adjacent layers), so a 300-node redraw stays cheap
+    pts = sorted((pos[nid][1], pos[nid][0], nid) for nid in shown if nid in pos)
+    ys = [p[0] for p in pts]
     for e in edges:
         s, d = e["src"], e["dst"]
         if s not in pos or d not in pos or s not in shown or d not in shown:
@@ -223,7 +227,8 @@ def _edges_through_nodes(edges: list[dict[str, Any]], pos: dict[str, tuple[float
         length2 = dx * dx + dy * dy
         if length2 == 0:
             continue
-        for nid, (x, y) in pts:
+        lo, hi = sorted((y1, y2))
+        for y, x, nid in pts[bisect.bisect_left(ys, lo): bisect.bisect_right(ys, hi)]:
             if nid in (s, d):
                 continue
             t = ((x - x1) * dx + (y - y1) * dy) / length2
