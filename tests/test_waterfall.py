@@ -184,7 +184,7 @@ def test_live_runner_reports_the_call_in_flight():
     gate.set()
     th.join(5)
     assert b.in_flight(0) is None
-    # a batch through a backend without generate_many still streams call by call
+    # a batch is marked in flight while it runs and forgotten when it returns
     from workbench.llm.base import GenRequest
     gate.set()
     out = tap.generate_many([GenRequest("a"), GenRequest("b")])

@@ -115,15 +115,19 @@ class TokenTap:
 
     # The batched and scoring entry points are wrapped as well, so the page can tell which
     # call is running and for how long whatever the method asks for.
-    def generate_many(self, requests: Any, **kw: Any) -> Any:
+    def _many(self, name: str, what: str, requests: Any, kw: dict[str, Any]) -> Any:
         from ..llm import batching
-        if getattr(self.inner, "generate_many", None) is None:
-            return batching.sequential_generate_many(self, requests, **kw)
-        self._begin(f"batch of {len(requests)} LLM calls")
+        native = getattr(self.inner, name, None)
+        if native is None:          # one call after another, each shown as it runs
+            return getattr(batching, f"sequential_{name}")(self, requests, **kw)
+        self._begin(f"batch of {len(requests)} {what}")
         try:
-            return self.inner.generate_many(requests, **kw)
+            return native(requests, **kw)
         finally:
             self._end()
+
+    def generate_many(self, requests: Any, **kw: Any) -> Any:
+        return self._many("generate_many", "LLM calls", requests, kw)
 
     def score(self, context: Any, continuation: str) -> Any:
         self._begin("teacher-forced scoring")
@@ -133,14 +137,7 @@ class TokenTap:
             self._end()
 
     def score_many(self, requests: Any, **kw: Any) -> Any:
-        from ..llm import batching
-        if getattr(self.inner, "score_many", None) is None:
-            return batching.sequential_score_many(self, requests, **kw)
-        self._begin(f"batch of {len(requests)} teacher-forced scorings")
-        try:
-            return self.inner.score_many(requests, **kw)
-        finally:
-            self._end()
+        return self._many("score_many", "teacher-forced scorings", requests, kw)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
