@@ -7,6 +7,7 @@ the store (:func:`workbench.ui.queries.eval_facts`), never assumed.
 """
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -51,10 +52,14 @@ def _pick_eval(evals: list[dict[str, Any]]) -> str:
         st.session_state["_ev_shown"] = want
     if st.session_state.get(SELECT_KEY) not in ids:
         st.session_state.pop(SELECT_KEY, None)
+    # Labels hold nothing that changes while an eval runs: a kept selection shows the text
+    # of the run that chose it, so a count or status here went stale ("0/3 · running" on a
+    # finished eval). Progress and status are in the line below the box.
     return st.selectbox(
         "Eval", ids, key=SELECT_KEY,
-        format_func=lambda e: next(f"{e} · {r['dataset']} · {r['methods']} · {r['n_done']}/"
-                                   f"{r['n_planned']} · {r['status']}"
+        format_func=lambda e: next(f"{e} · {r['dataset']} · {r['methods']} · "
+                                   f"{r['n_planned']} items · started "
+                                   f"{dt.datetime.fromtimestamp(r['created_at']):%Y-%m-%d %H:%M}"
                                    + (f" · {r['preset']}" if r["preset"] else "")
                                    for r in evals if r["eval_id"] == e))
 
