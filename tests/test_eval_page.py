@@ -147,10 +147,10 @@ def test_page_launches_an_eval_and_shows_progress(isolated_home):
         st = Store()
         rows = st.query("SELECT question_id, correct FROM eval_items ORDER BY question_id")
         assert [r["correct"] for r in rows] == [False, True, False, False]
-        # summary, hops, type, cost, calibration: no CRAG charts for questions without CRAG
-        # labels, and no empty axes
-        assert {c.key for c in _charts(at)} == {"ev_summary", "ev_hops", "ev_qtype", "ev_eff",
-                                                "ev_calib"}
+        # summary, hops, cost, calibration: no CRAG charts for questions without CRAG labels,
+        # no chart of question types these questions do not have, no empty axes
+        assert {c.key for c in _charts(at)} == {"ev_summary", "ev_hops", "ev_eff", "ev_calib"}
+        assert any(c.value == "These questions carry no question types." for c in at.caption)
         assert any("Drawn for CRAG questions" in c.value for c in at.caption)
         assert any(s.value.startswith("Finished: 4 of 4 items") for s in at.success)
         # the same eval again, its calls answered from the first's

@@ -202,22 +202,21 @@ def _render(store: Store, pages_dir: Path) -> None:
             c: st.column_config.NumberColumn(format="%.3f")
             for c in ("mean_a", "mean_b", "diff", "lo", "hi", "mcnemar_p")})
 
-    def _groups(rows: list[dict[str, Any]]) -> bool:
-        return any(r["grp"] != "-" and r["n"] for r in rows)
+    def _groups(rows: list[dict[str, Any]], key: str, label: str, what: str) -> None:
+        if not any(r["grp"] not in ("-", "") for r in rows):
+            st.caption(f"These questions carry no {what}.")
+        elif not any(r["n"] for r in rows):
+            st.caption(f"No item has a value of {mlabel} (choose another metric).")
+        else:
+            _chart(C.group_bars(rows, mlabel, label), f"ev_{key}", key)
 
     c1, c2 = st.columns(2)
     with c1:
         st.subheader("By hop count")
-        if _groups(data["hops"]):
-            _chart(C.group_bars(data["hops"], mlabel, "hops"), "ev_hops", "hops")
-        else:
-            st.caption("These questions carry no hop counts.")
+        _groups(data["hops"], "hops", "hops", "hop counts")
     with c2:
         st.subheader("By question type")
-        if _groups(data["qtype"]):
-            _chart(C.group_bars(data["qtype"], mlabel, "type"), "ev_qtype", "qtype")
-        else:
-            st.caption("These questions carry no question types.")
+        _groups(data["qtype"], "qtype", "type", "question types")
 
     st.subheader("Cost per question")
     for line in Q.timing_notes(data["eff"]):
