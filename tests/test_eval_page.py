@@ -309,7 +309,7 @@ class _NoLogprobs:
         return self.inner.count_tokens(text)
 
 
-def test_page_says_why_calibration_is_empty():
+def test_page_says_why_calibration_is_empty_and_follows_another_process():
     st = Store()
     EvalRunner.new(st, EvalSpec("toy", ["toy-llm"], judge="off", limit=3),
                    backend=_NoLogprobs(ScriptedBackend.from_table(answer_rules(), default="grey")),
@@ -321,6 +321,22 @@ def test_page_says_why_calibration_is_empty():
     assert "No answer confidences: this backend (scripted) returns no log-probabilities (3 LLM " \
            "calls, none with them)." in caps, caps
     assert "ev_calib" not in {c.key for c in _charts(at)}
+    # marked running by another process (the CLI): followed while that process lives, and
+    # called what it is once it is gone
+    import subprocess
+    import sys
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        st.execute("UPDATE eval_batches SET status = 'running', pid = ?", [other.pid])
+        at.run()
+        assert any(i.value.startswith("Running: 3 of 3 items stored") and "every 15 s" in i.value
+                   for i in at.info), [i.value for i in at.info]
+    finally:
+        other.kill()
+        other.wait()
+    at.run()
+    assert any(w.value.startswith("Marked running, but no process is running it")
+               for w in at.warning)
 
 
 # -- the real default model ------------------------------------------------------------------

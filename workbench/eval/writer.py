@@ -56,7 +56,7 @@ class ResultWriter:
     def _timed_flush(self) -> None:
         try:
             self.flush()
-        except BaseException:   # noqa: BLE001 - the rows are back in buf; the last flush writes them
+        except BaseException:   # noqa: BLE001 - the rows are back in buf for the last flush
             pass
 
     def _run_row(self, r: ItemResult) -> tuple[dict[str, Any], list[T.Event]]:

@@ -22,6 +22,9 @@ from . import queries as UQ
 
 PROGRESS_EVERY_S = 1.0
 RESULTS_EVERY_S = 2.0
+# An eval of another process (the CLI) writes the same DuckDB file, which one process at a
+# time can open: the page reads it less often then, so the eval's writes rarely wait.
+RESULTS_EVERY_S_OTHER = 15.0
 
 
 def fmt_s(s: float | None) -> str:
@@ -60,6 +63,16 @@ def live_eval_ids(store: Store) -> set[str]:
         r["eval_id"] for r in UQ.running_evals(store) if eval_is_live(r)}
 
 
+def results_every(store: Store) -> float | None:
+    """How often the Results redraw: while a job of this process runs, every
+    ``RESULTS_EVERY_S``; while only another process runs one, less often; else never."""
+    if jobs.active():
+        return RESULTS_EVERY_S
+    if any(eval_is_live(r) for r in UQ.running_evals(store)):
+        return RESULTS_EVERY_S_OTHER
+    return None
+
+
 def eval_is_live(row: dict[str, Any] | None) -> bool:
     """Whether this stored eval is being run now: by a job of this process, or marked
     running by another process that is still alive (a dead one's mark is stale)."""
@@ -87,8 +100,8 @@ def items_table(store: Store, eval_id: str, spec: dict[str, Any] | None,
                    "LLM calls": r["llm_calls"], "status": r["status"]} for r in rows],
                  hide_index=True, width="stretch",
                  column_config={"wall time (s)": st.column_config.NumberColumn(format="%.1f")})
-    st.caption(f"{len(rows)} item(s) stored{' (the newest ' + str(limit) + ')' if len(rows) >= limit else ''}"
-               f" · {metric_note(spec, primary)}")
+    newest = f" (the newest {limit})" if len(rows) >= limit else ""
+    st.caption(f"{len(rows)} item(s) stored{newest} · {metric_note(spec, primary)}")
 
 
 def metric_note(spec: dict[str, Any] | None, primary: str | None) -> str:

@@ -13,32 +13,28 @@ from typing import Any
 
 import streamlit as st
 
-from ..eval import jobs, presets
+from ..eval import presets
 from ..eval import queries as Q
 from ..store import Store
 from ..viz import eval_charts as C
 from ..viz.safe import md_escape
 from . import queries as UQ
-from .eval_live import (RESULTS_EVERY_S, eval_is_live, fmt_s, items_table, live_eval_ids,
-                        metric_note)
+from .eval_live import fmt_s, items_table, live_eval_ids, metric_note, results_every
 
 SELECT_KEY = "ev_eval"
 
 
-def _any_live(store: Store) -> bool:
-    return bool(jobs.active()) or any(eval_is_live(r) for r in UQ.running_evals(store))
-
-
 def results_panel(store: Store, pages_dir: Path) -> None:
-    """The Results tab. While an eval runs it redraws every ``RESULTS_EVERY_S`` s; when
-    the last one ends, one full rerun draws the page as a finished eval's."""
-    live_at_start = _any_live(store)
+    """The Results tab. While an eval runs it redraws every few seconds
+    (:func:`.eval_live.results_every`); when the last one ends, one full rerun draws the
+    page as a finished eval's."""
+    every = results_every(store)
 
-    @st.fragment(run_every=RESULTS_EVERY_S if live_at_start else None)
+    @st.fragment(run_every=every)
     def _results() -> None:
-        if live_at_start and not _any_live(store):
+        if every is not None and results_every(store) is None:
             st.rerun()
-        _render(store, pages_dir)
+        _render(store, pages_dir, every)
 
     _results()
 
@@ -64,12 +60,14 @@ def _pick_eval(evals: list[dict[str, Any]]) -> str:
                                    for r in evals if r["eval_id"] == e))
 
 
-def _status(ev: dict[str, Any], facts: dict[str, Any], live: bool) -> None:
+def _status(ev: dict[str, Any], facts: dict[str, Any], live: bool,
+            every: float | None) -> None:
     n, planned = facts["n_items"], ev.get("n_planned") or 0
     failed = f" ({facts['n_failed']} failed)" if facts["n_failed"] else ""
     if live:
+        again = f" (redrawn every {every:g} s)" if every else " (rerun the page to redraw)"
         st.info(f"Running: {n} of {planned} items stored{failed}. The results below grow as "
-                f"items land (redrawn every {RESULTS_EVERY_S:g} s).", icon=":material/sync:")
+                f"items land{again}.", icon=":material/sync:")
     elif ev["status"] == "finished":
         took = (ev["finished_at"] - ev["created_at"]) if ev.get("finished_at") else None
         st.success(f"Finished: {n} of {planned} items{failed}"
@@ -103,7 +101,7 @@ def calibration_reason(facts: dict[str, Any], metric_label: str, model: str | No
             f"them).")
 
 
-def _render(store: Store, pages_dir: Path) -> None:
+def _render(store: Store, pages_dir: Path, every: float | None) -> None:
     live_ids = live_eval_ids(store)     # first: the reads below are then never older
     evals = Q.list_evals(store)
     if not evals:
@@ -118,7 +116,7 @@ def _render(store: Store, pages_dir: Path) -> None:
     facts = UQ.eval_facts(store, eval_id)
     st.caption(f"judge: {ev['judge']} · model: {ev['model_name']} · "
                + metric_note(ev_spec, ev["primary_metric"]))
-    _status(ev, facts, live)
+    _status(ev, facts, live, every)
     if not facts["n_items"]:
         st.caption("No item finished yet: the charts appear as items land."
                    if live else "This eval stored no items.")
