@@ -17,7 +17,6 @@ PENDING = {
     "docs/img/ask_inspector.png",
     "docs/img/kg_mindmap.png",
     "docs/img/compare_side_by_side.png",
-    "docs/img/evaluate_finished.png",
     "docs/img/annotate_run.png",
 }
 
