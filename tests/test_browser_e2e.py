@@ -521,6 +521,8 @@ def test_evaluate_results_render_charts_and_paired_table(browser, tmp_path):
         time.sleep(0.5)
         page.screenshot(path=str(ARTIFACTS / "e2e_evaluate_cost.png"))
         assert not page.dialogs
+        log = (tmp_path / "streamlit.log").read_text()
+        assert "Traceback" not in log, log[-3000:]
     finally:
         page.close()
         srv.stop()
