@@ -665,3 +665,28 @@ def test_sibling_near_duplicate_rate_counts_pairs_of_one_parent_above_0_8():
     tr = run(make_backend(DIAMOND, {}), {"proposals": "samples"})
     got = _sibling_rate(tr)
     assert got["pairs"] == 3 and got["near_duplicates"] >= 2
+
+
+def test_list_mode_runs_end_to_end_on_a_real_model(default_llm):
+    """The list grammar (a JSON array of 1-2 step objects) on llama.cpp, and the graph built
+    from it, with SmolLM2-135M; small budgets: the trace's shape is checked, not accuracy."""
+    m = get_method("crp-rag")
+    cfg = cfgmod.build(m.Config, {"proposals": "list", "list_max_steps": 2,
+                                  "max_iterations": 1, "no_aggregation": True, "top_k": 1,
+                                  "eval_max_tokens": 8, "step_max_tokens": 12,
+                                  "answer_max_tokens": 32, "gen_max_tokens": 40,
+                                  "answer_span": False})
+    ctx = RunContext(llm=default_llm, config=cfg, retrievers={"dense": TinyRetriever()},
+                     embedder=FakeEmbedder({}))
+    tr = run_to_end(m, ctx, Q)
+    assert tr.status in ("finished", "refused"), tr.errors
+    assert not trace_problems(tr)
+    gen = [c for c in tr.llm_calls.values() if c["purpose"] == "propose"]
+    assert len(gen) == 1 and gen[0]["params"]["json_schema"]["maxItems"] == 2
+    steps = json.loads(gen[0]["output"])     # the grammar holds it to a list of 1-2 steps
+    assert isinstance(steps, list) and 1 <= len(steps) <= 2
+    assert all(isinstance(s["step"], str) and isinstance(s["is_final"], bool) for s in steps)
+    root = tr.nodes[tr.roots()[0]]
+    assert 1 <= len(root.children) <= 2
+    taken = sum(1 for e in tr.log if e["type"] == "proposal_generated" and e["data"]["parse_ok"])
+    assert _sibling_rate(tr)["pairs"] == taken * (taken - 1) // 2
