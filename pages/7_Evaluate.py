@@ -127,7 +127,8 @@ with tab_run:
             from workbench.ui.backend import get_llm
             kw = {"workers": int(workers), "items_together": int(together)}
             if int(workers) <= 1:
-                kw["backend"] = get_llm()
+                with st.spinner("Loading the model before the first item…"):
+                    kw["backend"] = get_llm()
             job = jobs.start(spec, store=store, **kw)
             st.session_state["eval_job"] = job.id
         except Exception as e:  # noqa: BLE001 - a readable line, never a traceback
@@ -141,7 +142,9 @@ with tab_run:
                                                        for r in unfinished if r["eval_id"] == e))
         if c2.button("Resume", disabled=bool(running) or not may_run) and may_run:
             from workbench.ui.backend import get_llm
-            job = jobs.start(None, store=store, resume=pick, backend=get_llm())
+            with st.spinner("Loading the model before the first item…"):
+                backend = get_llm()
+            job = jobs.start(None, store=store, resume=pick, backend=backend)
             st.session_state["eval_job"] = job.id
 
     from workbench.ui.eval_live import progress_panel
