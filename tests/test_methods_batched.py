@@ -20,7 +20,7 @@ from workbench.methods.base import RunContext
 from workbench.runner import execute
 
 VOLATILE = {"call_id", "call_ids", "merge_call_id", "score_id", "batch", "run_id", "batch_size",
-            "seconds"}
+            "seconds", "reused_from"}
 
 
 def _clean(x):
