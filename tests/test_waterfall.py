@@ -230,3 +230,29 @@ def test_graph_says_which_london_merged_badge_legend_and_edges_around_nodes():
     assert "smooth" not in edges["q->s:next"] and "smooth" not in edges["s->a:next"]
     # no shape that draws its label under itself, where outgoing edges run
     assert not {n["shape"] for n in view["nodes"]} & {"diamond", "dot", "star", "triangle"}
+
+
+def _waterfall_script():
+    import streamlit as st
+
+    from tests.test_waterfall import crp_like
+    from workbench.ui.waterfall_view import waterfall
+    waterfall(crp_like(), key="wf", running=st.session_state.get("running"))
+
+
+def test_waterfall_view_draws_the_chart_and_says_what_runs():
+    import json
+
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_function(_waterfall_script, default_timeout=30)
+    at.session_state["running"] = {"start_ms": 2400.0, "elapsed_ms": 5000.0, "what": "LLM call"}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1
+    fig = json.loads(charts[0].proto.spec)
+    assert sum(len(t["x"]) for t in fig["data"] if t.get("x") and t["x"][0] is not None) == 8
+    caps = [c.value.replace("\\", "") for c in at.caption]      # markdown-escaped source
+    assert any(c.startswith("Running now: LLM call (short-answer extraction) for 5.0 s")
+               for c in caps), caps
+    assert any(c.startswith("6 LLM call(s) · 1 teacher-forced scoring(s)") for c in caps), caps

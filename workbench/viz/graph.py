@@ -123,7 +123,7 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
             st = WHATIF_PASS if whatif.node_pass[nid] else WHATIF_FAIL
         text = n.text or kind_name(n.kind)
         label = wrap(shorten(text, 90), label_width)
-        if n.kind in KIND_PREFIX:      # "London" twice: say which is the extraction, which the answer
+        if n.kind in KIND_PREFIX:      # two "London" nodes: the extraction, then the answer
             label = KIND_PREFIX[n.kind] + ":\n" + label
         extra = []
         sc = _main_score(trace, n)
