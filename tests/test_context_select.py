@@ -129,3 +129,22 @@ def test_fit_passages_cuts_by_relevance_then_drops_the_lowest_ranked_and_notes_i
     assert whole["mode"] == "whole" and whole["cut_chars"] == 0
     assert "Studio Ghibli" in C.passage_line(hits[0], 200, "relevance", Q)
     assert "Studio Ghibli" not in C.passage_line(hits[0], 200)        # head: the old cut
+
+
+def test_a_year_question_keeps_the_sentence_with_a_year_and_long_lists_are_cut_at_commas():
+    spirited = ("Spirited Away is a 2001 Japanese animated fantasy film directed by Hayao "
+                "Miyazaki. A ten-year-old girl named Chihiro wanders into a world of spirits and "
+                "must work in a bathhouse run by the witch Yubaba to rescue her parents, who have "
+                "been turned into pigs. It was a Studio Ghibli release with music by Joe "
+                "Hisaishi. The Golden Bear that year was shared with Bloody Sunday.")
+    cut = S.select(spirited, "In what year was Spirited Away released?", 150,
+                   title="Spirited Away")
+    assert "a 2001 Japanese" in cut.text and "ten-year-old" not in cut.text
+    ghibli = ("Studio Ghibli is a Japanese animation studio founded in 1985. Among the films "
+              "it produced or released are Castle in the Sky (1986), Grave of the Fireflies "
+              "(1988), Kiki's Delivery Service (1989), Porco Rosso (1992), Princess Mononoke "
+              "(1997), My Neighbor Totoro (1988), Spirited Away (2001), Howl's Moving Castle "
+              "(2004), Ponyo (2008) and Arrietty (2010).")
+    cut = S.select(ghibli, Q, 200, title="Studio Ghibli")
+    assert "produced or released" in cut.text and "My Neighbor Totoro (1988)" in cut.text
+    assert len(cut.text.removesuffix(S.TAIL)) <= 200 and "Arrietty" not in cut.text

@@ -6,8 +6,8 @@ sentences that best match the query that found the passage, best first while the
 and shows them in passage order with " ... " where text was left out. ``whole`` keeps
 everything. The title is never cut: callers print it before the body.
 
-Relevance is BM25 over the sentences of the passages in one prompt (idf from those
-sentences), with words cut to their first six letters so "directed" meets "director" and
+Relevance is BM25 over the sentences of each passage (idf from those sentences; long
+sentences split after commas), with words cut to their first six letters so "directed" meets "director" and
 "produced" meets "producer". It is pure and deterministic and costs microseconds; the run's
 sentence embedder would add a model call per prompt for one-line sentences where the
 question's own words (names, "studio", "born", "released") already pick the right one.
@@ -28,7 +28,7 @@ GAP = " ... "
 TAIL = " ..."
 
 _STOP = frozenset("""a an the of in on at to for from by with and or but is are was were be been
-being do does did has have had what which who whom whose when where why how that this these
+being do does did has have had what which who whom whose where why how that this these
 those it its as into than then there their they he she his her him i you we our your not no
 yes film movie name named""".split())
 # a full stop after one of these does not end a sentence
@@ -53,10 +53,51 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def terms(text: str) -> list[str]:
-    """Lower-cased words without stop words, cut to six letters (a crude stemmer)."""
-    return [w[:6] for w in (x.lower() for x in _WORD.findall(text or ""))
-            if w not in _STOP and (len(w) > 1 or w.isdigit())]
+_CLAUSE = re.compile(r"(?<=[,;:])\s+")
+
+
+def clauses(sents: Sequence[str], limit: int, min_len: int = 40) -> list[str]:
+    """Sentences longer than ``limit`` split after commas and semicolons into pieces of at
+    least ``min_len`` characters: a long list ("Among the films it produced are A (1986),
+    B (1988), My Neighbor Totoro (1988), ...") is then kept in the part that answers,
+    not left out whole because it does not fit."""
+    out: list[str] = []
+    for s in sents:
+        if len(s) <= limit:
+            out.append(s)
+            continue
+        cur = ""
+        for piece in _CLAUSE.split(s):
+            cur = f"{cur} {piece}" if cur else piece
+            if len(cur) >= min_len:
+                out.append(cur)
+                cur = ""
+        if cur:
+            if out and len(out[-1]) + len(cur) < limit:
+                out[-1] = f"{out[-1]} {cur}"
+            else:
+                out.append(cur)
+    return out
+
+
+_YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
+YEAR = "<year>"          # a four-digit year; a question asking "what year" or "when" wants one
+
+
+def terms(text: str, query: bool = False) -> list[str]:
+    """Lower-cased words without stop words, cut to six letters (a crude stemmer). In a
+    passage a year also counts as :data:`YEAR`, which a query with "year" or "when" asks
+    for ("ten-year-old" in a passage is no answer to "what year")."""
+    out = []
+    for w in (x.lower() for x in _WORD.findall(text or "")):
+        if query and w in ("year", "when"):
+            out.append(YEAR)          # the word itself ("that year") answers nothing
+            continue
+        if not query and _YEAR.match(w):
+            out.append(YEAR)
+        if w not in _STOP and (len(w) > 1 or w.isdigit()):
+            out.append(w[:6])
+    return out
 
 
 @dataclass
@@ -132,8 +173,9 @@ TITLE_WEIGHT = 0.1
 def select_many(texts: Sequence[str], queries: Sequence[str] | str, budget: int,
                 mode: str = "relevance", titles: Sequence[str] | None = None) -> list[Cut]:
     """One :class:`Cut` per passage. ``queries``: one per passage (what found it) or one
-    for all. In relevance mode, idf comes from the sentences of all ``texts`` together,
-    and a query word that is in the passage's title counts a tenth: the title is always
+    for all. In relevance mode, idf comes from the passage's own sentences (the choice is
+    between them: a year is rare in one passage, common in five about films), and a query
+    word that is in the passage's title counts a tenth: the title is always
     shown, so "Totoro" in "Which studio produced My Neighbor Totoro?" says the passage is
     on topic, not which of its sentences answers."""
     if mode not in MODES:
@@ -148,14 +190,12 @@ def select_many(texts: Sequence[str], queries: Sequence[str] | str, budget: int,
                 for n in (" ".join((t or "").split()) for t in texts)]
     if mode == "head":
         return [head(t, budget) for t in texts]
-    split = [sentences(t) for t in texts]
-    flat = [terms(s) for ss in split for s in ss]
-    out, pos = [], 0
-    for j, (t, q, ss) in enumerate(zip(texts, qs, split)):
+    out = []
+    for j, (t, q) in enumerate(zip(texts, qs)):
+        ss = clauses(sentences(t), max(budget // 2, 80))
         in_title = set(terms(titles[j])) if titles else set()
-        scores = _bm25(terms(q), flat, weight={w: TITLE_WEIGHT for w in in_title}
-                       )[pos:pos + len(ss)] if flat else []
-        pos += len(ss)
+        scores = _bm25(terms(q, query=True), [terms(s) for s in ss],
+                       weight={w: TITLE_WEIGHT for w in in_title})
         out.append(_select(ss, scores, budget, t))
     return out
 
