@@ -388,4 +388,6 @@ def test_real_model_eval_on_hotpotqa_stores_results_and_renders(real_llm, isolat
     at = _apptest()
     at.run()
     assert not at.exception, at.exception
-    assert len(_charts(at)) >= 7
+    # HotpotQA carries hop counts, types and gold supports, not CRAG labels
+    assert {c.key for c in _charts(at)} == {"ev_summary", "ev_hops", "ev_qtype", "ev_eff",
+                                            "ev_calib", "ev_triage"}

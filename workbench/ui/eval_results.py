@@ -134,9 +134,7 @@ def _render(store: Store, pages_dir: Path, every: float | None) -> None:
                        "fitted on": lk["fitted_on"], "questions seen": f"{lk['n']} of "
                        f"{lk['n_evaluated']}"} for (m, v), lks in leaked.items() for lk in lks],
                      hide_index=True, width="stretch")
-    spec_knobs = sorted({r["k"] for r in store.query(
-        "SELECT DISTINCT unnest(json_keys(knobs)) AS k FROM eval_items WHERE eval_id = ?",
-        [eval_id]) if r["k"]})
+    spec_knobs = UQ.swept_knobs(store, eval_id)
     c1, c3 = st.columns(2)
     metric = c1.selectbox("Metric", list(Q.METRICS), format_func=lambda m: Q.METRICS[m][1])
     knob = None
@@ -246,7 +244,8 @@ def _render(store: Store, pages_dir: Path, every: float | None) -> None:
 
     if knob and data["knob"]:
         st.subheader("Score against a knob")
-        _chart(C.knob_response(data["knob"], knob), "ev_knob", f"knob:{knob}")
+        _chart(C.knob_response(data["knob"], knob, None if crag_wanted else mlabel), "ev_knob",
+               f"knob:{knob}")
 
     from .triage_view import evaluate_section
     evaluate_section(store, eval_id, note)

@@ -124,3 +124,16 @@ def eval_facts(st: Any, eval_id: str) -> dict[str, Any]:
 def running_evals(st: Any) -> list[dict[str, Any]]:
     """Evals marked running, with the process that marked them."""
     return st.query("SELECT eval_id, status, pid FROM eval_batches WHERE status = 'running'")
+
+
+def swept_knobs(st: Any, eval_id: str) -> list[str]:
+    """The knobs an eval sweeps: those taking two or more values within one method (a
+    knob set once is in the spec, and would chart as one point)."""
+    import json
+    seen: dict[tuple[str, str], set[str]] = {}
+    for r in st.query("SELECT DISTINCT method, knobs FROM eval_items WHERE eval_id = ?",
+                      [eval_id]):
+        knobs = json.loads(r["knobs"]) if isinstance(r["knobs"], str) else (r["knobs"] or {})
+        for k, v in knobs.items():
+            seen.setdefault((r["method"], k), set()).add(json.dumps(v, sort_keys=True))
+    return sorted({k for (_, k), vs in seen.items() if len(vs) > 1})

@@ -183,27 +183,35 @@ def crag_breakdown(rows: Sequence[dict[str, Any]], group_label: str) -> Any:
                    yaxis_title="CRAG score (acc − halluc)", yaxis_range=[-1.05, 1.05])
 
 
-def knob_response(rows: Sequence[dict[str, Any]], knob: str) -> Any:
-    """Accuracy, hallucination, missing and score against a swept knob (one panel per
-    method), with a 95% band on the score."""
+def knob_response(rows: Sequence[dict[str, Any]], knob: str, metric_label: str | None = None
+                  ) -> Any:
+    """Against a swept knob (one panel per method): CRAG's accuracy, hallucination, missing
+    and score with a 95% band on the score; or, given ``metric_label`` (data without CRAG
+    labels), that metric's mean with its 95% band."""
     from plotly.subplots import make_subplots
     methods = list(dict.fromkeys(r["method"] for r in rows)) or ["-"]
     fig = make_subplots(rows=1, cols=len(methods), subplot_titles=methods, shared_yaxes=True)
+    mean, lo, hi = ("mean", "lo", "hi") if metric_label else ("score", "score_lo", "score_hi")
     for c, m in enumerate(methods, 1):
         rs = [r for r in rows if r["method"] == m]
         xs = [str(r["value"]) for r in rs]
         cd = [[m, None, r["value"]] for r in rs]
-        for key in ("accuracy", "hallucination", "missing"):
+        for key in (() if metric_label else ("accuracy", "hallucination", "missing")):
             fig.add_scatter(x=xs, y=[r[key] for r in rs], mode="lines+markers", name=key,
                             line=dict(color=CRAG_COLOURS[key]), customdata=cd,
                             legendgroup=key, showlegend=c == 1, row=1, col=c)
-        fig.add_scatter(x=xs + xs[::-1], y=[r["score_hi"] for r in rs] + [r["score_lo"] for r in rs][::-1],
+        fig.add_scatter(x=xs + xs[::-1], y=[r[hi] for r in rs] + [r[lo] for r in rs][::-1],
                         fill="toself", fillcolor="rgba(17,24,39,0.12)", line=dict(width=0),
                         hoverinfo="skip", showlegend=False, row=1, col=c)
-        fig.add_scatter(x=xs, y=[r["score"] for r in rs], mode="lines+markers", name="score",
+        fig.add_scatter(x=xs, y=[r[mean] for r in rs], mode="lines+markers",
+                        name=metric_label or "score",
                         line=dict(color=CRAG_COLOURS["score"], width=3), customdata=cd,
                         legendgroup="score", showlegend=c == 1, row=1, col=c)
         fig.update_xaxes(title_text=knob, type="category", row=1, col=c)
+    if metric_label:
+        vals = [v for r in rows for v in (r.get(mean), r.get(lo), r.get(hi)) if v is not None]
+        return _layout(fig, height=380, top=TOP_TITLED, yaxis_title=metric_label,
+                       yaxis_range=_value_range(vals, vals, room=0.05))
     fig.add_hline(y=0, line_color="#d1d5db")
     return _layout(fig, height=380, top=TOP_TITLED, yaxis_range=[-1.05, 1.05])
 
