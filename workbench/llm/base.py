@@ -92,6 +92,9 @@ class Completion:
     logprobs_available: bool = True
     prompt_eval_ms: float | None = None
     cached_prompt_tokens: int = 0
+    # where those came from: "previous" (the call before), "prefix" (a kept prompt:
+    # llm/prefix_store.py), "batch" (a generate_many group's prefix), "none"; None: not known
+    cache: str | None = None
     batch: dict[str, Any] | None = None   # set by generate_many: see llm/batching.py
     replayed_from: str | None = None      # a stored call's id: see llm/replay.py
     reused_from: str | None = None        # this run's call it repeats: see llm/memo.py
@@ -122,6 +125,7 @@ class Completion:
             "logprobs_available": self.logprobs_available,
             "prompt_eval_ms": self.prompt_eval_ms,
             "cached_prompt_tokens": self.cached_prompt_tokens,
+            **({"cache": self.cache} if self.cache is not None else {}),
             "scores": self.scores().to_dict(),
             **({"batch": self.batch} if self.batch is not None else {}),
             **({"replayed_from": self.replayed_from} if self.replayed_from else {}),

@@ -24,12 +24,14 @@ previous call (``Llama.generate`` keeps it to skip re-evaluating a common prefix
 
 1. Shared prefix: ``P`` = the longest common prefix of the group's prompts, leaving at least
    one token of each prompt to evaluate (its logits give the first new token). Sequence 0
-   is trimmed to its common prefix with those ``P`` tokens and extended to all of them
-   through ``Llama.eval``, so ``Llama``'s record of what is cached stays true; then its
-   cells are copied to sequences 1..N. The prefix is evaluated once per group, and not at
-   all when the previous call left it in the cache.
+   is given the longest cached prefix of those ``P`` tokens (its own, from the previous
+   call, or a prompt the prefix store keeps: ``prefix_store.py``, shared with single
+   calls) and extended to all of them through ``Llama.eval``, so ``Llama``'s record of
+   what is cached stays true; then its cells are copied to sequences 1..N. The prefix is
+   evaluated once per group, and not at all when a cache holds it.
 2. Prefill: the rest of each prompt, packed into batches of at most ``n_batch`` tokens,
-   logits only at each prompt's last token.
+   logits only at each prompt's last token. The first prompt, now whole in sequence 1, is
+   offered to the prefix store.
 3. Decode: a batch of the last token of every live sequence per step. Each sequence's
    logprob and entropy come from its own row of raw logits (one vectorised log-softmax, as
    ``LlamaCppBackend.generate`` does), sampling from its own chain. A sequence ends at an
@@ -131,12 +133,15 @@ def plan_groups(token_lists: Sequence[Sequence[int]], extra: Sequence[int], max_
     return groups
 
 
-def enable_sequences(llm: Any, n_seq_max: int) -> None:
-    """Rebuild ``llm``'s context with ``n_seq_max`` sequences over one unified KV cache.
+def enable_sequences(llm: Any, n_seq_max: int, n_ctx: int | None = None) -> None:
+    """Rebuild ``llm``'s context with ``n_seq_max`` sequences over one unified KV cache
+    of ``n_ctx`` cells (default: as many as it has).
 
     ``Llama`` only asks for several sequences when it embeds, so the context it made is
     replaced, with the same parameters otherwise; the old one is freed first so the two
-    never hold memory together.
+    never hold memory together. In a unified cache every sequence may use all the cells
+    (``Llama``'s arrays stay sized for the context it was made with, which bounds sequence
+    0), so cells beyond that are room for kept prefixes (``prefix_store.py``).
     """
     import llama_cpp
     from llama_cpp import _internals
@@ -144,6 +149,8 @@ def enable_sequences(llm: Any, n_seq_max: int) -> None:
     params = llama_cpp.llama_context_params.from_buffer_copy(llm.context_params)
     params.n_seq_max = n_seq_max
     params.kv_unified = True
+    if n_ctx is not None:
+        params.n_ctx = n_ctx
     llm._ctx.close()
     llm._ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=llm.verbose)
     llm.context_params = params
@@ -182,7 +189,8 @@ class SeqResult:
 @dataclass
 class GroupStats:
     prefix_tokens: int = 0            # shared prefix of the group
-    prefix_cached: int = 0            # ... of which the previous call left in the cache
+    prefix_cached: int = 0            # ... of which a cache held before the group
+    prefix_source: str = "none"       # which: "previous" call, a kept "prefix", "none"
     prompt_evaluated: int = 0         # prompt tokens this group evaluated, prefix included
     decode_steps: int = 0
 
@@ -190,7 +198,8 @@ class GroupStats:
 class BatchEngine:
     """Runs groups of sequences in ``llm``'s context (see the module docstring)."""
 
-    def __init__(self, llm: Any, overlap: bool = False):
+    def __init__(self, llm: Any, overlap: bool = False, max_seqs: int | None = None,
+                 store: Any = None):
         import llama_cpp
         self.overlap = overlap
         self.greedy_argmax = True
@@ -201,7 +210,9 @@ class BatchEngine:
         self.llm = llm
         self.n_vocab = llm.n_vocab()
         self.n_batch = llm.n_batch
-        self.max_seqs = llama_cpp.llama_n_seq_max(llm._ctx.ctx) - 1
+        # sequences 1..max_seqs are the engine's; any above belong to the prefix store
+        self.max_seqs = max_seqs or llama_cpp.llama_n_seq_max(llm._ctx.ctx) - 1
+        self.store = store               # prefix_store.PrefixStore shared with single calls
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
 
     def close(self) -> None:
@@ -256,21 +267,30 @@ class BatchEngine:
     def _row(self, idx: int) -> np.ndarray:
         return logits_row(self._ctx, idx, self.n_vocab)
 
-    def _load_prefix(self, prefix: list[int]) -> int:
-        """Make sequence 0 hold exactly ``prefix``; returns how many tokens were cached."""
+    def _load_prefix(self, prefix: list[int]) -> tuple[int, str]:
+        """Make sequence 0 hold exactly ``prefix``; returns how many tokens were cached and
+        where they came from ("previous" call, a kept "prefix", "none")."""
         llm = self.llm
-        cached = 0
-        for a, b in zip(llm._input_ids, prefix):
-            if a != b:
-                break
-            cached += 1
+        if self.store is not None:
+            cached, source = self.store.restore(prefix, len(prefix))
+        else:
+            from .prefix_store import common_prefix
+            cached = common_prefix(llm._input_ids, prefix)
+            source = "previous" if cached else "none"
         if not self._lc.llama_memory_seq_rm(self._mem(), 0, cached, -1):
             self._lc.llama_memory_clear(self._mem(), True)   # no partial removal here
-            cached = 0
+            if self.store is not None:
+                self.store.forget()
+            cached, source = 0, "none"
         llm.n_tokens = cached
         if len(prefix) > cached:
             llm.eval(prefix[cached:])
-        return cached
+        return cached, source
+
+    def _keep(self, seq: int, tokens: Sequence[int]) -> None:
+        """Offer a prompt that sequence ``seq`` holds in full to the prefix store."""
+        if self.store is not None:
+            self.store.keep(seq, tokens)
 
     def _run_group(self, token_lists: Sequence[Sequence[int]], keep: Sequence[int] | None,
                    body) -> GroupStats:
@@ -283,7 +303,7 @@ class BatchEngine:
         stats = GroupStats(prefix_tokens=p)
         mem = self._mem()
         try:
-            stats.prefix_cached = self._load_prefix(list(token_lists[0][:p]))
+            stats.prefix_cached, stats.prefix_source = self._load_prefix(list(token_lists[0][:p]))
             stats.prompt_evaluated = p - stats.prefix_cached
             for i in range(len(token_lists)):
                 self._lc.llama_memory_seq_cp(mem, 0, i + 1, -1, -1)
@@ -394,6 +414,10 @@ class BatchEngine:
                 self._decode(chunk)
                 take([(sid - 1, idx) for idx, (sid, _, _, out) in enumerate(chunk) if out],
                      copy=False)
+            # the first prompt, whole, for later calls of its kind (a sequence that ended
+            # at its first token is gone already)
+            if not results[0].done:
+                self._keep(1, specs[0].tokens)
             owed: list[tuple[int, int, np.ndarray]] = []
             while True:
                 live = [i for i, r in enumerate(results) if not r.done]
@@ -434,6 +458,8 @@ class BatchEngine:
                 for idx, (sid, _, pos, wanted) in enumerate(chunk):
                     if wanted:
                         out[sid - 1].append(logsoftmax_stats(self._row(idx), fulls[sid - 1][pos + 1]))
+            if pairs[0][1]:
+                self._keep(1, pairs[0][0])
 
         # each context keeps its last token out of the prefix (its logits score the first
         # continuation token), so the prefix never reaches into a continuation

@@ -4,8 +4,11 @@ Logprobs are read straight from the context's logits of the position that
 produced each token (one vectorised log-softmax per token) instead of
 llama-cpp-python's ``logprobs=`` path, which sorts the whole vocabulary per
 token and runs 5x-29x slower. ``Llama.generate`` keeps the KV cache of the
-longest common prefix with the previous call, so the many calls of a method
-that share a system prompt and few-shot examples only evaluate their suffix.
+longest common prefix with the previous call, and the prefix store
+(``prefix_store.py``) keeps recent prompts as extra sequences of the same
+context, so a call only evaluates what follows the longest prefix it shares with
+any of them: the instructions and demonstrations of each kind of call are
+evaluated once, however the kinds interleave.
 
 ``generate_many``/``score_many`` run several requests as sequences of one
 llama.cpp batch in the same context (``batch_engine.py``), sharing that cache.
@@ -31,6 +34,7 @@ from .batch_engine import (BatchEngine, SeqSpec, cells_needed, enable_sequences,
 from .batch_engine import logsoftmax_stats as _logsoftmax_stats
 from .gguf import read_header
 from .grammar_sampler import DEFAULT_CANDIDATES, CandidateGrammarSampler
+from .prefix_store import DEFAULT_BUDGET_TOKENS, DEFAULT_SLOTS, PrefixStore, common_prefix
 
 
 @dataclass
@@ -61,7 +65,9 @@ class LlamaCppBackend:
                  n_threads: int | None = None, n_batch: int = 512, seed: int = 0,
                  chat_format: str | None = None, sha256: str = "", verbose: bool = False,
                  max_batch: int = batching.DEFAULT_MAX_BATCH, overlap: bool | None = None,
-                 grammar_candidates: int = DEFAULT_CANDIDATES):
+                 grammar_candidates: int = DEFAULT_CANDIDATES,
+                 prefix_cache_tokens: int = DEFAULT_BUDGET_TOKENS,
+                 prefix_cache_slots: int = DEFAULT_SLOTS):
         path = Path(model_path)
         header = read_header(path)          # clear messages for missing/truncated/non-GGUF files
         try:
@@ -82,21 +88,33 @@ class LlamaCppBackend:
                 f"llama.cpp could not load {path}: {e}. The file may be corrupt or use an "
                 f"architecture this llama-cpp-python does not support; try another GGUF file "
                 f"or upgrade llama-cpp-python.") from e
-        # sequence 0 is Llama's own; 1..max_batch are generate_many's (see batch_engine.py)
+        # sequence 0 is Llama's own; 1..max_batch are generate_many's (see batch_engine.py);
+        # the prefix store's come after them, in cells added to the context for it
+        base_ctx = self.llm.n_ctx()
+        engine_seqs = max_batch if max_batch > 1 else 0
+        why_not = self._prefix_cache_unsupported()
+        budget = max(0, int(prefix_cache_tokens)) if not why_not else 0
+        slots = max(0, int(prefix_cache_slots)) if budget else 0
+        budget = budget if slots else 0
+        if engine_seqs or slots:
+            # the store's budget counts distinct cells; an eighth more covers prompts that
+            # repeat a kept prefix without sharing its cells
+            enable_sequences(self.llm, 1 + engine_seqs + slots,
+                             base_ctx + budget + budget // 8 if budget else None)
+        self._store = PrefixStore(self.llm, 1 + engine_seqs, slots, budget) if budget else None
         self._engine: BatchEngine | None = None
-        if max_batch > 1:
-            enable_sequences(self.llm, max_batch + 1)
+        if engine_seqs:
             # statistics beside the next decode (batch_engine.py): by default where a GPU
             # decodes; on a CPU the two would share the cores (see benchmarks/batched_decode.py)
             self._engine = BatchEngine(self.llm, overlap=n_gpu_layers != 0 if overlap is None
-                                       else overlap)
+                                       else overlap, max_seqs=engine_seqs, store=self._store)
         self.max_batch = max(1, max_batch)
         # grammar checks on the likeliest tokens first (grammar_sampler.py); 0 = llama.cpp's
         # check of the whole vocabulary at every step
         self.grammar_candidates = grammar_candidates
         if self._engine is not None:
             self._engine.grammar_sampler = self._grammar_sampler
-        self.n_ctx = self.llm.n_ctx()
+        self.n_ctx = base_ctx            # a call's limit; the context has the store's cells too
         self.n_vocab = self.llm.n_vocab()
         self._vocab = self.llm._model.vocab
         self._lock = threading.Lock()       # one llama context: calls are serialised
@@ -114,7 +132,25 @@ class LlamaCppBackend:
             size_bytes=header.file_size, sha256=sha256, n_gpu_layers=n_gpu_layers,
             chat_template=self._formatter is not None,
             extra={"architecture": header.architecture, "n_vocab": self.n_vocab,
-                   "gpu_offload_supported": bool(llama_cpp.llama_supports_gpu_offload())})
+                   "gpu_offload_supported": bool(llama_cpp.llama_supports_gpu_offload()),
+                   "prefix_cache": {"budget_tokens": budget, "slots": slots,
+                                    **({"off": why_not} if why_not else {})}})
+
+    def _prefix_cache_unsupported(self) -> str:
+        """Why kept prefixes cannot work with this model ('' when they can)."""
+        model = self.llm._model.model
+        lc = self._llama_cpp
+        if lc.llama_model_is_recurrent(model) or lc.llama_model_is_hybrid(model):
+            return "a recurrent model's state cannot be cut at a position"
+        if lc.llama_model_n_swa(model) > 0:
+            # a sliding-window cache drops a sequence's cells outside the window as it
+            # advances, so a kept prompt could not be extended from its start
+            return "sliding-window attention"
+        return ""
+
+    @property
+    def prefix_store(self) -> PrefixStore | None:
+        return self._store
 
     # -- prompt rendering --
     def render(self, messages: Sequence[Message] | str, chat: bool = True) -> tuple[str, list[str]]:
@@ -199,7 +235,7 @@ class LlamaCppBackend:
             if params.seed is not None:
                 self.llm.set_seed(int(params.seed))
             t0 = time.perf_counter()
-            cached = self._cached_prefix(toks)
+            cached, source = self._restore(toks, len(toks) - 1)
             fast = self._grammar_sampler(prep.grammar, params.temperature, params.top_k,
                                          params.top_p, self.llm._seed)
             self.llm.next_sampler = fast
@@ -236,11 +272,26 @@ class LlamaCppBackend:
                 if fast is not None:
                     fast.close()
             t1 = time.perf_counter()
+            self._keep(toks)
         return self._completion(prep, out, bytes(raw), finish, (t1 - t0) * 1000.0,
-                                ((t_first or t1) - t0) * 1000.0, cached)
+                                ((t_first or t1) - t0) * 1000.0, cached, source)
+
+    def _restore(self, toks: list[int], limit: int) -> tuple[int, str]:
+        """Sequence 0 given the longest cached prefix of ``toks`` (at most ``limit``):
+        (tokens, "previous" | "prefix" | "none")."""
+        if self._store is not None:
+            return self._store.restore(toks, limit)
+        n = min(common_prefix(self.llm._input_ids, toks), limit)
+        return n, ("previous" if n else "none")
+
+    def _keep(self, toks: list[int]) -> None:
+        """Sequence 0's prompt ``toks``, just evaluated, offered to the prefix store."""
+        if self._store is not None and self.llm.n_tokens >= len(toks):
+            self._store.keep(0, toks)
 
     def _completion(self, prep: _Prepared, out: list[Token], raw: bytes, finish: str,
-                    latency_ms: float, prompt_eval_ms: float, cached: int) -> Completion:
+                    latency_ms: float, prompt_eval_ms: float, cached: int,
+                    cache: str) -> Completion:
         text = raw.decode("utf-8", errors="replace")
         if prep.stops:
             cut = min((text.index(s) for s in prep.stops if s in text), default=None)
@@ -253,7 +304,7 @@ class LlamaCppBackend:
             text=text, tokens=out, prompt=prep.prompt, prompt_tokens=len(prep.toks),
             completion_tokens=len(out), latency_ms=latency_ms, finish_reason=finish,
             model=self.info.name, params=prep.params.to_dict(),
-            prompt_eval_ms=prompt_eval_ms, cached_prompt_tokens=cached)
+            prompt_eval_ms=prompt_eval_ms, cached_prompt_tokens=cached, cache=cache)
 
     def generate_many(self, requests: Sequence[GenRequest], *, max_batch: int | None = None,
                       plan: Sequence[Sequence[int]] | None = None) -> list[Completion]:
@@ -301,23 +352,19 @@ class LlamaCppBackend:
         for prep, r in zip(preps, results):
             out = [Token(i, b.decode("utf-8", errors="replace"), lp, ent)
                    for i, b, lp, ent in zip(r.ids, r.pieces, r.logprobs, r.entropies)]
+            # the group's shared prefix is not evaluated for this request: from a cache
+            # ("previous"/"prefix") or, past what a cache held, once for the whole group
             c = self._completion(prep, out, r.raw, r.finish, r.done_s * 1000.0,
-                                 r.first_s * 1000.0, stats.prefix_tokens)
+                                 r.first_s * 1000.0, stats.prefix_tokens,
+                                 stats.prefix_source if stats.prefix_cached else
+                                 "batch" if stats.prefix_tokens else "none")
             c.batch = {"shared_prefix_tokens": stats.prefix_tokens,
                        "prefix_from_cache": stats.prefix_cached,
+                       "prefix_cache": stats.prefix_source,
                        "prompt_tokens_evaluated": stats.prompt_evaluated,
                        "decode_steps": stats.decode_steps}
             comps.append(c)
         return comps
-
-    def _cached_prefix(self, toks: list[int]) -> int:
-        n = 0
-        ids = self.llm._input_ids
-        for a, b in zip(ids, toks):
-            if a != b:
-                break
-            n += 1
-        return n
 
     def score(self, context: Sequence[Message] | str, continuation: str) -> ScoredText:
         """Teacher-forced logprobs of ``continuation`` after ``context``.
@@ -333,11 +380,12 @@ class LlamaCppBackend:
             raise ContextOverflowError(len(ctx_toks), len(cont), self.n_ctx)
         with self._lock:
             t0 = time.perf_counter()
-            pre = self._cached_prefix(ctx_toks)
-            pre = min(pre, len(ctx_toks) - 1)   # re-evaluate at least one token for fresh logits
+            # re-evaluate at least one token for fresh logits
+            pre, _ = self._restore(ctx_toks, len(ctx_toks) - 1)
             self.llm.n_tokens = pre
-            self.llm._ctx.kv_cache_seq_rm(-1, pre, -1)
+            self.llm._ctx.kv_cache_seq_rm(0, pre, -1)
             self.llm.eval(ctx_toks[pre:])
+            self._keep(ctx_toks)
             out = []
             for tok in cont:
                 lp, ent = _logsoftmax_stats(self._logits(), tok)
