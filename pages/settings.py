@@ -26,7 +26,7 @@ host = settings_mod.load()         # the host's (the file and environment)
 st.title("Settings")
 
 MODEL_KEYS = ("backend", "model", "n_gpu_layers", "n_ctx", "n_threads", "n_batch", "seed",
-              "server_url", "server_model", "isolate_model")
+              "server_url", "server_model", "isolate_model", "prefix_cache_tokens")
 SHOWN = set(MODEL_KEYS) | {"retriever", "k", "dataset", "store"}
 specs = {k.name: k for k in cfgmod.knobs(settings_mod.Settings)}
 new: dict = {}
@@ -80,7 +80,7 @@ def _host_fields() -> None:
     """Host-level settings, for a visitor: shown, not editable (no widget to tamper with)."""
     rows = [{"setting": k, "value": str(getattr(host, k))}
             for k in ("backend", "n_gpu_layers", "n_ctx", "n_threads", "n_batch", "seed",
-                      "isolate_model")]
+                      "prefix_cache_tokens", "isolate_model")]
     if host.backend == "openai_compat":
         rows += [{"setting": "server_url", "value": host.server_url},
                  {"setting": "server_model", "value": host.server_model}]
@@ -145,6 +145,11 @@ if edit_host:
                 min_value=int(sp.min) if sp.min is not None else None,
                 max_value=int(sp.max) if sp.max is not None else None,
                 help=sp.description, key=f"{K}__{name}"))
+    pc = specs["prefix_cache_tokens"]
+    new["prefix_cache_tokens"] = int(st.number_input(
+        "Prompt cache (tokens)", value=int(s.prefix_cache_tokens), step=512,
+        min_value=int(pc.min), max_value=int(pc.max), help=pc.description,
+        key=f"{K}__prefix_cache"))
     new["isolate_model"] = st.toggle("Run the model in its own process", s.isolate_model,
                                      key=f"{K}__isolate", help=specs["isolate_model"].description)
     if new["backend"] == "openai_compat":

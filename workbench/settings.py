@@ -9,6 +9,7 @@ from pathlib import Path
 from . import paths
 from .config import knob
 from .llm.bundled import DEFAULT_MODEL
+from .llm.prefix_store import DEFAULT_BUDGET_TOKENS
 
 
 @dataclass
@@ -20,6 +21,10 @@ class Settings:
     n_threads: int = knob(0, "CPU threads (0 = all cores)", min=0, max=256)
     n_batch: int = knob(512, "Prompt batch size", min=8, max=8192)
     seed: int = knob(0, "Random seed for sampling", min=0)
+    prefix_cache_tokens: int = knob(
+        DEFAULT_BUDGET_TOKENS, "KV cells (tokens) kept for recent prompts, so each kind of "
+        "call evaluates its instructions once (0 = only the previous call's prompt is cached)",
+        min=0, max=131072)
     isolate_model: bool = knob(True, "Run the model in a worker process of its own, so a crash "
                                "in native code fails the run instead of the whole workbench")
     server_url: str = knob("http://127.0.0.1:8080/v1", "OpenAI-compatible server base URL")
@@ -51,6 +56,8 @@ def load() -> Settings:
         s.model = os.environ["WORKBENCH_MODEL"]
     if os.environ.get("WORKBENCH_N_GPU_LAYERS"):
         s.n_gpu_layers = int(os.environ["WORKBENCH_N_GPU_LAYERS"])
+    if os.environ.get("WORKBENCH_PREFIX_CACHE_TOKENS"):
+        s.prefix_cache_tokens = int(os.environ["WORKBENCH_PREFIX_CACHE_TOKENS"])
     if os.environ.get("WORKBENCH_ISOLATE_MODEL"):
         s.isolate_model = os.environ["WORKBENCH_ISOLATE_MODEL"].strip().lower() not in ("0", "false", "no")
     return s

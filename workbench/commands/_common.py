@@ -53,9 +53,12 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--n-ctx", type=settings_knob("n_ctx"), help="context window in tokens")
     g.add_argument("--threads", type=settings_knob("n_threads"), dest="n_threads",
                    help="CPU threads (0 = all cores)")
+    g.add_argument("--prefix-cache-tokens", type=settings_knob("prefix_cache_tokens"),
+                   help="KV cells kept for recent prompts (0 = previous prompt only)")
 
 
 def backend_from_args(args: argparse.Namespace):
     s = settings_mod.load()
     return load_backend(s, backend=args.backend, model=args.model, server_url=args.server_url,
-                        n_gpu_layers=args.n_gpu_layers, n_ctx=args.n_ctx, n_threads=args.n_threads)
+                        n_gpu_layers=args.n_gpu_layers, n_ctx=args.n_ctx, n_threads=args.n_threads,
+                        prefix_cache_tokens=args.prefix_cache_tokens)

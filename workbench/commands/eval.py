@@ -121,7 +121,8 @@ def _backend_spec(args: argparse.Namespace) -> dict[str, Any]:
                     "default": data.get("default"), "delay_ms": data.get("delay_ms")}
         return {"kind": "scripted", "table": data, "default": None}
     ov = {"backend": args.backend, "model": args.model, "server_url": args.server_url,
-          "n_gpu_layers": args.n_gpu_layers, "n_ctx": args.n_ctx, "n_threads": args.n_threads}
+          "n_gpu_layers": args.n_gpu_layers, "n_ctx": args.n_ctx, "n_threads": args.n_threads,
+          "prefix_cache_tokens": args.prefix_cache_tokens}
     return {"kind": "settings", "overrides": {k: v for k, v in ov.items() if v is not None}}
 
 

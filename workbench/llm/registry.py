@@ -131,7 +131,8 @@ def load_backend(settings: Any | None = None, *, shared: bool = True,
     opts = {"backend": s.backend, "model": s.model, "n_gpu_layers": s.n_gpu_layers,
             "n_ctx": s.n_ctx, "n_threads": s.n_threads, "n_batch": s.n_batch, "seed": s.seed,
             "server_url": s.server_url, "server_model": s.server_model,
-            "isolate_model": s.isolate_model}
+            "isolate_model": s.isolate_model,
+            "prefix_cache_tokens": getattr(s, "prefix_cache_tokens", None)}
     opts.update({k: v for k, v in overrides.items() if v is not None})
     key = tuple(sorted(opts.items()))
     if shared and key in _BACKENDS:
@@ -149,6 +150,8 @@ def load_backend(settings: Any | None = None, *, shared: bool = True,
         kw = dict(n_gpu_layers=opts["n_gpu_layers"], n_ctx=opts["n_ctx"],
                   n_threads=opts["n_threads"] or None, n_batch=opts["n_batch"],
                   seed=opts["seed"], sha256=sha256_of(path))
+        if opts["prefix_cache_tokens"] is not None:
+            kw["prefix_cache_tokens"] = opts["prefix_cache_tokens"]
         name = opts["model"] if opts["model"] in BUNDLED else None
         if opts["isolate_model"]:
             from .isolated import IsolatedBackend

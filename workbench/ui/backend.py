@@ -117,7 +117,8 @@ def backend_kind(settings: Any) -> str:
 def settings_key(settings: Any) -> tuple:
     return (backend_kind(settings), settings.model, settings.n_gpu_layers, settings.n_ctx,
             settings.n_threads, settings.n_batch, settings.seed, settings.server_url,
-            settings.server_model, settings.isolate_model)
+            settings.server_model, settings.isolate_model,
+            getattr(settings, "prefix_cache_tokens", None))
 
 
 def loaded_key() -> tuple | None:
