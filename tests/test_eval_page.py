@@ -289,6 +289,29 @@ def test_page_follows_a_running_eval_and_completes_when_it_ends():
         jobs.wait(job, 60)
 
 
+def test_progress_line_is_true_before_the_first_item_and_counts_down_after():
+    from workbench.ui.eval_live import progress_text
+    snap = {"eval_id": "ev_1", "status": "running", "done": 0, "total": 3, "rate": 0.0,
+            "eta_s": None, "elapsed_s": 42.0, "updated": None}
+    assert progress_text(snap, now=100.0) == \
+        "ev_1: 0/3 items · first item running for 0:00:42 · rate and ETA after the first item"
+    snap.update(done=1, rate=0.05, eta_s=40.0, updated=90.0)     # 20 s an item, 10 s ago
+    assert progress_text(snap, now=100.0) == \
+        "ev_1: 1/3 items · 0.05 items/s (20.0 s per item) · ETA 0:00:30"
+    snap.update(status="finished", done=3, elapsed_s=61.0)
+    assert progress_text(snap) == "ev_1: 3/3 items · finished in 0:01:01"
+
+
+def test_knob_chart_without_crag_labels_plots_the_metric():
+    from workbench.viz import eval_charts as C
+    rows = [{"method": "m", "value": v, "mean": x, "lo": x - 0.1, "hi": x + 0.1, "n": 4,
+             "accuracy": None, "hallucination": None, "missing": None, "score": None,
+             "score_lo": None, "score_hi": None} for v, x in ((1, 0.2), (3, 0.6))]
+    fig = C.knob_response(rows, "top_k", "Exact match")
+    named = [t.name for t in fig.data if t.showlegend is not False]
+    assert named == ["Exact match"] and list(fig.data[-1].y) == [0.2, 0.6]
+
+
 class _NoLogprobs:
     """A backend like a server that returns text without token log-probabilities."""
 
