@@ -90,10 +90,10 @@ REAL_MODEL_TESTS = {
     "test_llm_isolation.py::test_worker_exits_soon_after_its_parent_is_killed",
     "test_llm_llama_cpp.py::test_registry_lists_bundled_models_with_metadata_and_verified_hashes",
 }
-# Tests without a real model or a browser that took 10 s or more in one run of the fast suite
-# on 2 shared cores (`--durations`); a parametrised case is named with its [id]. The Ray
-# worker test that does not take 10 s itself is here because it would start the module's
-# Ray cluster (25 s) on its own.
+# Tests without a real model or a browser that took 10 s or more in a run of the fast suite on
+# 2 shared cores (`--durations`); a parametrised case is named with its [id], a name alone
+# marks every case. The Ray worker test that does not take 10 s itself is here because it
+# would start the module's Ray cluster (25 s) on its own.
 SLOW_TESTS = {
     "test_call_replay.py::test_reuse_chains_through_an_eval_that_reused_calls",
     "test_call_replay.py::test_scorings_are_stored_and_replayed_by_context_and_continuation",
@@ -126,15 +126,15 @@ SLOW_TESTS = {
     "test_triage_eval.py::test_benchmark_reports_a_stored_eval_with_json_last",
     "test_triage_eval.py::test_evaluate_page_draws_the_failure_class_chart_and_tables",
     "test_triage_ui.py::test_annotate_prefills_the_suggestion_and_stores_the_label_apart",
-    "test_ui_methods.py::test_method_renders_in_the_ui[coggrag]",
-    "test_ui_methods.py::test_method_renders_in_the_ui[crp-rag]",
-    "test_ui_methods.py::test_method_renders_in_the_ui[frag]",
     "test_ui_pages.py::test_annotate_node_saves_and_shows_badge",
     "test_ui_pages.py::test_ask_whatif_slider_recolours_and_offers_rerun",
     "test_ui_pages.py::test_runs_filters_and_delete",
     "test_ui_pages.py::test_settings_model_change_reloads_with_readable_error",
     "test_ui_pages.py::test_untrusted_text_is_never_markup_in_pages",
     "test_ui_presets.py::test_evaluate_marks_rows_scored_on_what_they_saw",
+    # every case: each drives a whole method through the Ask page (up to 167 s a case)
+    "test_ui_methods.py::test_method_renders_in_the_ui",
+    "test_eval_page.py::test_page_follows_a_running_eval_and_completes_when_it_ends",
 }
 
 
