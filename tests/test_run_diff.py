@@ -259,9 +259,9 @@ def test_cli_runs_diff_prints_the_diff_and_json_last(capsys, embedder):
     rx = store_run(st, build("run_x", "par-rag", [("q", "question", "Who wrote Dune?", [], {})],
                              question="Who wrote Dune?"), "par-rag")
     assert cli.main(["runs", "diff", ra, rx]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: runs run_crp and run_x answer different questions")
-    assert len(err.strip().splitlines()) == 1
+    errors = [x for x in capsys.readouterr().err.splitlines() if x.startswith("error:")]
+    assert len(errors) == 1
+    assert errors[0].startswith("error: runs run_crp and run_x answer different questions")
 
 
 # --- the Compare page ---
@@ -287,3 +287,21 @@ def test_compare_page_shows_where_two_stored_runs_part_ways(isolated_home, monke
         assert "first divergence" in plan["label"]
         md = " ".join(m.value for m in at.markdown).replace("\\", "")
         assert "First divergence:" in md and "A made plan plan" in md
+
+
+def test_question_nodes_correspond_even_when_a_step_repeats_the_question():
+    # B's first step restates the question; A's late step is like it: a matching by text
+    # alone would pair A's question with B's step and A's step with B's question
+    a = T.Trace.fold(build("ra", "crp-rag", [
+        ("v1", "question", Q, [], {}),
+        ("v2", "step", "Who directed Inception, the film?", ["v1"], {}),
+        ("v3", "step", "Which director of Inception was born in London then?", ["v2"], {})]))
+    b = T.Trace.fold(build("rb", "par-rag", [
+        ("q1", "question", Q, [], {}),
+        ("s1", "step", "Which director of Inception was born in London", ["q1"], {})]))
+    d = D.diff_runs(a, b, embed=words_embed)
+    assert ("v1", "q1") in {(p.a, p.b) for p in d.pairs}
+    assert d.pair_of("a", "v1").by == "question" and d.pair_of("a", "v3").b == "s1"
+    fd = d.first_divergence
+    assert (fd.kind, fd.node_a) == ("only_a", "v2")
+    assert "below the threshold 0.7" in fd.reason

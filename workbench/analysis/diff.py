@@ -13,12 +13,16 @@ Alignment
   retrieved, whichever is higher (a step reworded around the same passages is the same
   step). An optimal one-to-one matching (Hungarian algorithm) maximises the total
   likeness over the pairs at or above ``threshold``; pairs below it are not matches. The
-  two answer nodes always correspond: they are where both runs end, whatever they say.
+  two question nodes and the two answer nodes always correspond: both runs start from the
+  question and end at an answer, whatever it says (a step that paraphrases the question
+  must not take the question's place).
 
 Agreement of a pair: the same evidence (passage ids; for KG items the triples they
 carry, so path ids local to a run do not count), the same intermediate answer (compared
 after SQuAD normalisation, only where both nodes carry one), and, for id-aligned pairs,
-the same text; for two runs of one method, the same verdict (state) too.
+the same text; for two runs of one method, the same verdict too (where both nodes were
+judged: sufficient, pruned, verified, ...; a node one run had not judged yet is progress,
+not disagreement).
 
 First divergence: nodes are walked in the order each run made them (by position in its
 run, the two runs interleaved); the first node with no counterpart, or the first pair
@@ -43,6 +47,11 @@ _ORDER_WEIGHT = 0.01
 # intermediate answers, in the order a node's attributes are read (long outputs left out)
 INTERMEDIATE_KEYS = ("answer_final", "answer", "result", "step_result", "final_answer",
                      "eval_answer")
+
+# states that record a judgement; the others record progress (an interrupted run stops
+# between "retrieved" and "aggregated" without disagreeing with anything)
+JUDGED = frozenset({"sufficient", "insufficient", "verified", "failed_verification",
+                    "pruned", "selected", "unknown", "refused", "capped", "parse_failed"})
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -96,6 +105,9 @@ class RunDiff:
     def lines(self, a: Trace, b: Trace) -> list[str]:
         """The diff as text (the CLI prints it; run text is shortened, never interpreted)."""
         la, lb = self.label("a"), self.label("b")
+        status = {"a": a.status, "b": b.status}
+        la, lb = (x + (f" [{status[k]}]" if status[k] != "finished" else "")
+                  for k, x in (("a", la), ("b", lb)))
         out = [f"A: {la}  B: {lb}  question: {shorten(self.question, 100)!r}",
                f"aligned by {self.aligned_by}" + (f" (threshold {self.threshold:g})"
                                                   if self.aligned_by == "meaning" else "")
@@ -168,6 +180,12 @@ def intermediate_answer(tr: Trace, node: Node) -> str | None:
     return None
 
 
+def question_root(tr: Trace) -> str | None:
+    """The node that holds the question itself (every method starts from one)."""
+    return next((n.id for n in tr.nodes.values() if n.kind == "question" and not n.parents),
+                None)
+
+
 def node_text(node: Node) -> str:
     return (node.text or "").strip() or node.kind
 
@@ -220,12 +238,14 @@ def diff_runs(a: Trace, b: Trace, *, threshold: float = DEFAULT_THRESHOLD,
     if by_id:
         matched = [(n, n, "node id") for n in ids_a if n in b.nodes]
     else:
-        ans_a, ans_b = (a.answer or {}).get("node_id"), (b.answer or {}).get("node_id")
-        forced = ans_a in a.nodes and ans_b in b.nodes
-        if forced:
-            matched.append((ans_a, ans_b, "answer"))
-        ra = [n for n in ids_a if not (forced and n == ans_a)]
-        rb = [n for n in ids_b if not (forced and n == ans_b)]
+        for fa, fb, by in ((question_root(a), question_root(b), "question"),
+                           ((a.answer or {}).get("node_id"), (b.answer or {}).get("node_id"),
+                            "answer")):
+            if fa in a.nodes and fb in b.nodes and fa not in {m[0] for m in matched} \
+                    and fb not in {m[1] for m in matched}:
+                matched.append((fa, fb, by))
+        ra = [n for n in ids_a if n not in {m[0] for m in matched}]
+        rb = [n for n in ids_b if n not in {m[1] for m in matched}]
         w = np.zeros((len(ra), len(rb)))
         how = {}
         for i, na in enumerate(ra):
@@ -254,7 +274,8 @@ def diff_runs(a: Trace, b: Trace, *, threshold: float = DEFAULT_THRESHOLD,
         if p.answer_a is not None and p.answer_b is not None and \
                 normalize_answer(p.answer_a) != normalize_answer(p.answer_b):
             p.differs.append("answer")
-        if same_method and a.nodes[na].state != b.nodes[nb].state:
+        sa, sb = a.nodes[na].state, b.nodes[nb].state
+        if same_method and sa != sb and sa in JUDGED and sb in JUDGED:
             p.differs.append("verdict")
         pairs.append(p)
     in_a = {p.a for p in pairs}
@@ -323,9 +344,13 @@ def _unmatched(d: RunDiff, side: str, node: Node, cos: np.ndarray, pos_self: dic
     row = cos[pos_self[node.id], :] if side == "a" else cos[:, pos_self[node.id]]
     j = int(np.argmax(row))
     best = list(other.nodes)[j]
-    return head + (f" (the closest, {best} {shorten(other.nodes[best].text, 40)!r}, is "
-                   f"{float(row[j]):.2f} alike, below the threshold {d.threshold:g}, or "
-                   f"matched to another node).")
+    what = f"the closest, {best} ({shorten(other.nodes[best].text, 40)!r}), is"
+    if row[j] < d.threshold:
+        return head + f"; {what} {float(row[j]):.2f} alike, below the threshold {d.threshold:g}."
+    p = d.pair_of("b" if side == "a" else "a", best)
+    mate = (p.a if side == "a" else p.b) if p else "?"
+    return head + (f"; {what} {float(row[j]):.2f} alike but matched to {me}'s {mate}, "
+                   f"which is more alike to it or in a better place.")
 
 
 # ---------------------------------------------------------------- merged graph

@@ -12,9 +12,11 @@ def cmd_diff(st: Any, args: argparse.Namespace) -> int:
     if not args.run_b:
         raise ValueError("runs diff needs two run ids: `python -m workbench runs diff RUN_A "
                          "RUN_B` (see `python -m workbench runs list`)")
-    st.require_run(args.run_id)
-    st.require_run(args.run_b)
+    runs = st.require_run(args.run_id), st.require_run(args.run_b)
     a, b = st.trace(args.run_id), st.trace(args.run_b)
+    for tr, run in zip((a, b), runs):
+        # a run killed midway has no run_finished event; the store knows how it ended
+        tr.status = run.get("status") or tr.status
     thr = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     d = diff_runs(a, b, threshold=thr)
     for line in d.lines(a, b):
