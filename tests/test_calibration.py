@@ -34,6 +34,11 @@ def test_equal_mass_ece_by_hand():
     bins = C.reliability_bins(p, y, n_bins=3)
     assert [b["n"] for b in bins] == [3, 3, 2]                           # equal mass
     assert bins[0]["conf"] == pytest.approx(0.2) and bins[2]["acc"] == pytest.approx(1.0)
+    # tied values are not split across bins: a 0/1 signal gets two bins
+    two = C.reliability_bins([1, 0, 1, 1, 0, 1, 0, 1], [1, 0, 1, 0, 0, 1, 1, 1], n_bins=4)
+    assert [(b["n"], b["conf"], b["acc"]) for b in two] == [(3, 0.0, 1 / 3), (5, 1.0, 0.8)]
+    assert C.ece([1, 0, 1, 1, 0, 1, 0, 1], [1, 0, 1, 0, 0, 1, 1, 1], 4) == \
+        pytest.approx((3 * 1 / 3 + 5 * 0.2) / 8)
     # unsorted input gives the same bins
     order = [5, 2, 7, 0, 1, 6, 4, 3]
     assert C.ece([p[i] for i in order], [y[i] for i in order], 4) == pytest.approx(0.15)

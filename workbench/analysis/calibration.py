@@ -5,8 +5,9 @@ Metrics (numpy, no I/O)
 - :func:`auroc`: how well a signal separates positives from negatives (0.5: not at all);
   ties count half (the Mann-Whitney statistic with average ranks).
 - :func:`ece`: expected calibration error over **equal-mass** bins (each bin holds the
-  same number of items, give or take one), so a signal bunched near 1 still gets bins
-  that hold data; :func:`reliability_bins` are the same bins.
+  same number of items, give or take one; tied values stay in one bin, so a bin may grow),
+  so a signal bunched near 1 still gets bins that hold data; :func:`reliability_bins` are
+  the same bins.
 - :func:`brier`: mean squared error of a probability.
 - :func:`risk_coverage`: accuracy when abstaining below each confidence threshold,
   against the share answered; :func:`at_coverage` reads it at one coverage.
@@ -99,8 +100,17 @@ def reliability_bins(probs: Sequence[float], labels: Sequence[Any],
     if not p.size:
         return []
     order = np.argsort(p, kind="stable")
+    v = p[order]
+    k = min(n_bins, p.size)
+    cuts = []
+    for c in np.cumsum([p.size // k + (i < p.size % k) for i in range(k)])[:-1]:
+        # tied values share a bin: a binary signal gets two bins, not ones that mix 0 and 1
+        while c < p.size and v[c] == v[c - 1]:
+            c += 1
+        if c < p.size and (not cuts or c > cuts[-1]):
+            cuts.append(int(c))
     out = []
-    for idx in np.array_split(order, min(n_bins, p.size)):
+    for idx in np.split(order, cuts):
         out.append({"n": int(idx.size), "conf": float(p[idx].mean()), "acc": float(y[idx].mean()),
                     "lo": float(p[idx].min()), "hi": float(p[idx].max())})
     return out
