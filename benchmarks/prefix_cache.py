@@ -1,46 +1,166 @@
-"""Prompt-processing time of a call that shares a 1,000-token prefix with the previous one.
+"""Prompt-processing time of calls that share a long prefix with an earlier call.
 
-Prints the second call's prompt-eval time over the first's. Target: <= 0.2.
+Two cases, in one run of one model:
+
+* **interleaved**: two kinds of call, each with its own ``--prefix-tokens`` system prompt,
+  alternate (A B A B ...), as a method's summary and evaluation calls do. Without kept
+  prefixes each call follows the other kind and re-evaluates its instructions; with them
+  (``prefix_cache_tokens``, llm/prefix_store.py) every call after the first of its kind
+  evaluates only its question. With ``--compare-off`` the same calls also run with the
+  store off.
+* **single** (the baseline, what ``Llama.generate``'s own cache served before the store):
+  one more call of the last kind right after the last call, sharing its prefix with the
+  call just before it.
+
+Prints each call's prompt-eval time and the ratio of the later calls of each kind to the
+first of the kind (target: <= 0.2), and the single case's ratio to the same first call.
+``--crp N`` also runs CRP-RAG on the first N demo questions with the store on and off
+(calls, prompt tokens, the share served from a cache, wall time). The last line is JSON.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.llm.base import GenParams  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
+from workbench.llm.prefix_store import DEFAULT_BUDGET_TOKENS  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
+
+QUESTIONS = ["Who released the film?", "When was it released?", "Where is the studio?",
+             "How long did production take?"]
+SENTENCES = ["The studio in Burbank released the film in 2010 after a long production. ",
+             "A verdict says yes when the summary names the answer and no otherwise. "]
+
+
+def _system(be: LlamaCppBackend, sentence: str, n: int) -> dict:
+    text = ""
+    while be.count_tokens(text) < n:
+        text += sentence
+    return {"role": "system", "content": text}
+
+
+def single(be: LlamaCppBackend, system: dict, first_ms: float) -> dict:
+    """A call right after one of its own kind: only the previous prompt is needed."""
+    c = be.generate([system, {"role": "user", "content": QUESTIONS[-1]}], GenParams(max_tokens=1))
+    ratio = c.prompt_eval_ms / first_ms
+    print(f"single: {c.prompt_tokens} tokens, {c.cached_prompt_tokens} cached ({c.cache}), "
+          f"prompt eval {c.prompt_eval_ms:.0f} ms; ratio to the first call {ratio:.3f}")
+    return {"ms": round(c.prompt_eval_ms, 1), "cached_tokens": c.cached_prompt_tokens,
+            "cache": c.cache, "ratio": round(ratio, 3)}
+
+
+def interleaved(be: LlamaCppBackend, systems: list[dict], rounds: int, label: str) -> dict:
+    p = GenParams(max_tokens=1)
+    be.llm.reset()
+    firsts: dict[int, float] = {}
+    ratios = []
+    cached = later_prompt = 0
+    t0 = time.perf_counter()
+    for r in range(rounds):
+        for k, system in enumerate(systems):
+            c = be.generate([system, {"role": "user", "content": QUESTIONS[r % len(QUESTIONS)]}], p)
+            if r == 0:
+                firsts[k] = c.prompt_eval_ms
+            else:
+                ratios.append(c.prompt_eval_ms / firsts[k])
+                cached += c.cached_prompt_tokens
+                later_prompt += c.prompt_tokens
+            print(f"{label}: kind {'AB'[k]} call {r + 1}: {c.prompt_tokens} tokens, "
+                  f"{c.cached_prompt_tokens} cached ({c.cache}), prompt eval "
+                  f"{c.prompt_eval_ms:.0f} ms", flush=True)
+    out = {"calls": rounds * len(systems), "first_ms": [round(firsts[k], 1) for k in firsts],
+           "wall_s": round(time.perf_counter() - t0, 1),
+           "max_ratio": round(max(ratios), 3), "mean_ratio": round(sum(ratios) / len(ratios), 3),
+           "cached_share_later_calls": round(cached / max(1, later_prompt), 3)}
+    print(f"{label}: later calls / first call of their kind: max {out['max_ratio']:.3f}, "
+          f"mean {out['mean_ratio']:.3f} (target <= 0.2)")
+    return out
+
+
+def crp(model: str, threads: int | None, n: int, budget: int) -> dict:
+    """CRP-RAG on the first ``n`` demo questions, one backend per setting, warmed by one
+    standard-RAG question so that loading is not charged to the method."""
+    from workbench.datasets import load_dataset
+    from workbench.llm.registry import load_backend
+    from workbench.runner import run_to_end
+    from workbench.workspace import build_context
+    qs = [q.question for q in load_dataset("demo").questions[:n]]
+    out = {}
+    for label, tokens in (("store on", budget), ("store off", 0)):
+        be = load_backend(model=model, n_threads=threads, prefix_cache_tokens=tokens,
+                          shared=False, isolate_model=False)
+        m, ctx = build_context("standard-rag", llm=be, dataset="demo")
+        run_to_end(m, ctx, qs[0])
+        t0 = time.perf_counter()
+        tot = {"llm_calls": 0, "prompt_tokens": 0, "cached_prompt_tokens": 0}
+        for q in qs:
+            m, ctx = build_context("crp-rag", llm=be, dataset="demo")
+            t = run_to_end(m, ctx, q).totals()
+            for k in tot:
+                tot[k] += int(t[k])
+        wall = time.perf_counter() - t0
+        be.close()
+        out[label] = {**tot, "cached_share": round(tot["cached_prompt_tokens"]
+                                                   / max(1, tot["prompt_tokens"]), 3),
+                      "wall_s": round(wall, 1), "questions": len(qs)}
+        print(f"CRP-RAG, {label}: {out[label]}", flush=True)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=DEFAULT_MODEL)
-    ap.add_argument("--prefix-tokens", type=int, default=1000)
+    ap.add_argument("--prefix-tokens", type=int, default=700)
+    ap.add_argument("--rounds", type=int, default=3, help="calls of each kind (interleaved)")
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--budget", type=int, default=DEFAULT_BUDGET_TOKENS,
+                    help="prefix_cache_tokens of the backend with kept prefixes")
+    ap.add_argument("--compare-off", action="store_true",
+                    help="also run the interleaved calls with the store off")
+    ap.add_argument("--crp", type=int, default=0, metavar="N",
+                    help="also run CRP-RAG on the first N demo questions, store on and off")
+    ap.add_argument("--crp-only", action="store_true", help="only the CRP-RAG comparison")
     args = ap.parse_args()
-    be = LlamaCppBackend(resolve(args.model), n_ctx=2048)
-    # A shared system prompt of the requested length (passages, few-shot examples...).
-    sentence = "The studio in Burbank released the film in 2010 after a long production. "
-    text = ""
-    while be.count_tokens(text) < args.prefix_tokens:
-        text += sentence
-    system = {"role": "system", "content": text}
-    p = GenParams(max_tokens=1)
-    be.llm.reset()
-    first = be.generate([system, {"role": "user", "content": "Who released the film?"}], p)
-    second = be.generate([system, {"role": "user", "content": "When was it released?"}], p)
-    ratio = second.prompt_eval_ms / first.prompt_eval_ms
-    print(f"shared prefix: {be.count_tokens(text)} tokens; prompts {first.prompt_tokens} and "
-          f"{second.prompt_tokens} tokens")
-    print(f"first call prompt eval:  {first.prompt_eval_ms:.1f} ms (cached {first.cached_prompt_tokens})")
-    print(f"second call prompt eval: {second.prompt_eval_ms:.1f} ms (cached {second.cached_prompt_tokens})")
-    print(f"ratio: {ratio:.3f}  (target <= 0.2)")
-    print(json.dumps({"first_prompt_ms": round(first.prompt_eval_ms, 1),
-                      "second_prompt_ms": round(second.prompt_eval_ms, 1),
-                      "cached_tokens": second.cached_prompt_tokens, "ratio": round(ratio, 3)}))
+    t0 = time.perf_counter()
+    if args.crp_only:
+        print(json.dumps({"model": args.model, "crp_rag": crp(args.model, args.threads,
+                                                               args.crp or 2, args.budget)}))
+        return
+    be = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
+                         prefix_cache_tokens=args.budget)
+    systems = [_system(be, s, args.prefix_tokens) for s in SENTENCES]
+    res = {"model": args.model, "prefix_tokens": args.prefix_tokens, "budget": args.budget}
+    res["interleaved"] = interleaved(be, systems, args.rounds, "store on")
+    # the last interleaved call was of the last kind: one more of it needs the previous prompt only
+    res["single"] = single(be, systems[-1], res["interleaved"]["first_ms"][-1])
+    store = be.prefix_store
+    if store is not None and store.kept():
+        import llama_cpp
+        seq = max(store._entries)            # bytes of one kept prompt's KV cells
+        n = len(store._entries[seq].tokens)
+        size = llama_cpp.llama_state_seq_get_size(be.llm._ctx.ctx, seq)
+        res["kv_bytes_per_token"] = round(size / n)
+        print(f"KV memory: {size / 1e6:.1f} MB for a kept prompt of {n} tokens "
+              f"({size / n / 1e3:.1f} kB a token; the default budget of {DEFAULT_BUDGET_TOKENS} "
+              f"tokens is {DEFAULT_BUDGET_TOKENS * size / n / 1e6:.0f} MB)")
+    be.close()
+    res["vs_single"] = round(res["interleaved"]["mean_ratio"] / res["single"]["ratio"], 2)
+    print(f"interleaved mean ratio / single-prefix ratio: {res['vs_single']}")
+    if args.compare_off:
+        off = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
+                              prefix_cache_tokens=0)
+        res["interleaved_store_off"] = interleaved(off, systems, args.rounds, "store off")
+        off.close()
+    if args.crp:
+        res["crp_rag"] = crp(args.model, args.threads, args.crp, args.budget)
+    res["total_s"] = round(time.perf_counter() - t0, 1)
+    print(json.dumps(res))
 
 
 if __name__ == "__main__":
