@@ -44,7 +44,7 @@ def reused(comp: Completion) -> Completion:
     return dataclasses.replace(
         comp, tokens=[dataclasses.replace(t) for t in comp.tokens], params=dict(comp.params),
         prompt_tokens=0, completion_tokens=0, latency_ms=0.0, prompt_eval_ms=0.0,
-        cached_prompt_tokens=0, batch=None, call_id=None,
+        cached_prompt_tokens=0, cache=None, batch=None, call_id=None,
         reused_from=comp.call_id or "?")
 
 
