@@ -1,6 +1,6 @@
-"""The Knowledge, Compare, Annotate and Home pages as a reader meets them: entities found by
-their full name, Compare's columns side by side in time (or a plain place in line), the
-annotation form that resets after Save, and recent runs that open on Runs."""
+"""The Knowledge, Compare and Annotate pages as a reader meets them: entities found by their
+full name, Compare's columns side by side in time (or a plain place in line), the annotation
+form that resets after Save. (Home's recent runs opening on Runs: tests/test_browser_walk.py.)"""
 from __future__ import annotations
 
 import math
@@ -136,8 +136,14 @@ def test_compare_on_a_one_call_model_shows_the_queued_column_place(ui):
 
 # ------------------------------------------------------------------ Annotate
 
-def test_annotate_save_resets_the_form_and_renders_plainly(ui):
+def test_annotate_save_resets_the_form_and_renders_plainly(ui, monkeypatch):
+    from workbench.triage import Triage
+    from workbench.ui import triage_view as TV
     rid = populate()
+    # the toy question has no gold evidence, so triage says "correct" only when told to
+    monkeypatch.setattr(TV, "for_run", lambda *a, **k: Triage("correct", "the answer is right",
+                                                              hops=["h"], found=[0],
+                                                              correct=True))
     at = app("pages/annotate.py", run=rid)
     tags = at.multiselect(key="ann__tags")
     assert tags.proto.select_all == 0          # no "Select all" for Enter to pick
@@ -155,18 +161,5 @@ def test_annotate_save_resets_the_form_and_renders_plainly(ui):
     shown = [m.value for m in at.markdown if "first" in m.value]
     assert shown and "`" not in shown[0] and shown[0].startswith("the run")
     # a correct run: no suggestion to confirm
+    assert any("Correct by the stored verdict" in c.value for c in at.caption)
     assert not any(b.label == "Confirm the suggestion" for b in at.button)
-
-
-# ------------------------------------------------------------------ Home
-
-def test_home_recent_runs_open_on_runs(ui):
-    rid = populate()
-    at = app()
-    no_errors(at)
-    assert at.session_state["home_recent_ids"] == [rid]
-    at.session_state["home_recent"] = {"selection": {"rows": [0], "columns": []}}
-    at.run()
-    no_errors(at)
-    assert at.query_params.get("run") in (rid, [rid])
-    assert any(t.value == "Runs" for t in at.title)

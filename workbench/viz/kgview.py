@@ -412,12 +412,15 @@ def neighbourhood(g: Any, seeds: Iterable[Any], *, hops: int = 1, per_node: int 
                 continue
             seen.add(pair)
             tris = list(dict.fromkeys(tris))
+            touches_sel = sel is not None and sel in pair
             forward = any(t[0] == a for t in tris)
             src, dst = (ids[a], ids[b]) if forward else (ids[b], ids[a])
-            words = list(dict.fromkeys(relation_text(r) for _, r, _ in tris))
+            # read from the selected entity outwards: a KG with inverse triples would
+            # otherwise say "films directed, directed by" on every link
+            own = [t for t in tris if t[0] == sel] if touches_sel else []
+            words = list(dict.fromkeys(relation_text(r) for _, r, _ in (own or tris)))
             full = "; ".join(f"{s.name(h)} — {r} → {s.name(t)}" for h, r, t in tris)
             on_path = pair in path_pairs
-            touches_sel = sel is not None and sel in pair
             edges.append({"id": f"{src}-{dst}", "from": src, "to": dst,
                           "label": label_esc(shorten(", ".join(words), 40)) if touches_sel
                           else "",
