@@ -283,16 +283,23 @@ CRP_SMALL = {"max_nodes": 2, "samples_per_sink": 1, "max_iterations": 1,
 
 
 def _waterfall_bars(page) -> int:
+    """Bars of finished calls drawn on the Ask page's call waterfall (not the running one)."""
     chart = page.locator("[data-testid=stExpander]").filter(
-        has_text="LLM calls on a time line").locator("[data-testid=stPlotlyChart]")
-    return chart.locator("g.trace.bars g.point").count()
+        has_text="LLM calls on a time line").locator(".js-plotly-plot")
+    if not chart.count():
+        return 0
+    try:
+        return int(chart.first.evaluate("""el => (el.data || []).filter(
+            t => t.name !== 'running now' && t.x && t.x[0] !== null)
+            .reduce((a, t) => a + t.x.length, 0)"""))
+    except Exception:               # noqa: BLE001 - redrawn meanwhile
+        return 0
 
 
 def _crp_rag_waterfall_and_step_inspector(page) -> None:
     """A small CRP-RAG run: its call waterfall mid-run (bars for the calls done, the call in
     flight), then stopped once its step node is scored; that node's graph label, inspector
     headline and score table show one number. Screenshots go to docs/img/."""
-    import re
     img = ROOT / "docs" / "img"
     img.mkdir(parents=True, exist_ok=True)
     _pick(page, "Method", "CRP-RAG")
@@ -305,34 +312,60 @@ def _crp_rag_waterfall_and_step_inspector(page) -> None:
     page.keyboard.press("Escape")
     _settled(page)
     page.get_by_role("button", name="Run", exact=True).click()
-    # mid-run: calls done on the time line and the one in flight named with its duration
-    deadline = time.time() + 240
-    while time.time() < deadline and not (
-            _waterfall_bars(page) >= 2 and page.get_by_text("Running now:").count()):
+    _waterfall_mid_run(page, img / "ask_waterfall_live.png")
+    _scored_step_in_inspector(page, img / "ask_inspector_step.png")
+
+
+def _waterfall_chart(page):
+    return page.locator("[data-testid=stExpander]").filter(
+        has_text="LLM calls on a time line").locator(".js-plotly-plot")
+
+
+def _waterfall_mid_run(page, shot: Path) -> None:
+    """Wait until the waterfall shows calls done and the one in flight, with its duration."""
+    chart = _waterfall_chart(page)
+
+    def mid_run() -> bool:
+        try:
+            live = chart.count() and chart.first.evaluate(
+                "el => (el.data || []).some(t => t.name === 'running now')")
+        except Exception:           # noqa: BLE001 - redrawn meanwhile
+            live = False
+        return bool(live) and _waterfall_bars(page) >= 2 and \
+            page.get_by_text("Running now:").count() > 0
+    deadline = time.time() + 300
+    while time.time() < deadline and not mid_run():
         page.wait_for_timeout(200)
-    assert _waterfall_bars(page) >= 2 and page.get_by_text("Running now:").count(), \
-        "the waterfall never showed two calls and one running"
+    assert mid_run(), "the waterfall never showed two finished calls and one running"
     page.set_viewport_size({"width": 1280, "height": 1300})
     page.locator("[data-testid=stExpander]").filter(
         has_text="LLM calls on a time line").first.scroll_into_view_if_needed()
     page.wait_for_timeout(600)
-    page.screenshot(path=str(img / "ask_waterfall_live.png"))
-    # the step node once the sufficiency evaluation has scored it; then stop the run
-    frame = _graph_frame(page, 20)
+    page.screenshot(path=str(shot))
+
+
+def _scored_step_in_inspector(page, shot: Path) -> None:
+    """Once a step node is scored, stop the run, click the node: its graph label, inspector
+    headline and score table show one number; a waterfall bar then opens its own node."""
+    import re
+    chart = _waterfall_chart(page)
+    frame = _graph_frame(page, 60)
     find = """() => window.wbNetwork.body.data.nodes.get().filter(
-        n => n.kind === 'step' && /perplexity \\d/.test(n.label)).map(n => n.id)"""
+        n => ['step', 'final'].includes(n.kind) && /perplexity \\d/.test(n.label)).map(n => n.id)"""
     step = []
     deadline = time.time() + 240
     while time.time() < deadline and not step:
         page.wait_for_timeout(300)
-        frame = _graph_frame(page, 20)
+        frame = _graph_frame(page, 60)
         step = frame.evaluate(find)
     assert step, "no step node was scored"
-    if page.get_by_role("button", name="Stop").count():
-        page.get_by_role("button", name="Stop").click()
+    try:                                 # the run may end on its own meanwhile
+        page.get_by_role("button", name="Stop").click(timeout=5_000)
+    except Exception:                    # noqa: BLE001 - no Stop button any more
+        pass
     page.get_by_text(re.compile(r"^(interrupted|finished)$")).first.wait_for(timeout=240_000)
     _settled(page)
-    frame = _graph_frame(page, 20)
+    frame = _graph_frame(page, 60)
     nid = step[0]
     p = frame.evaluate(f"""() => {{ const n = window.wbNetwork;
         return n.canvasToDOM(n.getPositions([{nid!r}])[{nid!r}]); }}""")
@@ -347,25 +380,36 @@ def _crp_rag_waterfall_and_step_inspector(page) -> None:
     widths = frame.evaluate("""() => window.wbNetwork.body.data.nodes.get().filter(
         n => n.borderWidth === 5).map(n => n.id)""")
     assert widths == [nid], widths
-    # the score table (a canvas grid; its cells are mirrored for screen readers)
-    table = page.locator("[data-testid=stDataFrame]").filter(has_text="perplexity").first
-    assert table.get_by_role("gridcell", name=num).count() >= 1, num
-    assert _waterfall_bars(page) >= 3
+    # the score table: a canvas grid, mirrored for screen readers in a table that holds the
+    # stored values unformatted; the grid shows them with the one 3-decimal rule
+    rows = page.locator("[data-testid=stDataFrame]").filter(has_text="perplexity").first.evaluate(
+        "el => Array.from(el.querySelectorAll('tr')).map(r => Array.from(r.children).map("
+        "c => c.textContent.trim()))")
+    head_row = next(r for r in rows if "score" in r and "value" in r)
+    row = next(r for r in rows if r and r[head_row.index("score")] == "perplexity")
+    assert f"{float(row[head_row.index('value')]):.3f}" == num, (num, row)
+    # a bar per call the status line counts (and one per scoring or reused call besides)
+    status = page.get_by_text(re.compile(r"\d+ LLM calls")).first.inner_text()
+    n_calls = int(re.search(r"(\d+) LLM calls", status).group(1))
+    assert _waterfall_bars(page) >= n_calls >= 1, status
     page.set_viewport_size({"width": 1280, "height": 1100})
     page.wait_for_timeout(800)
-    page.screenshot(path=str(img / "ask_inspector_step.png"))
-    # a bar of the waterfall opens its node (the first call: a proposal from the question)
-    chart = page.locator("[data-testid=stExpander]").filter(
-        has_text="LLM calls on a time line").locator(".js-plotly-plot").first
-    target = chart.evaluate("el => el.data[0].customdata[0][0]")
-    assert target and target != nid
-    chart.locator("g.trace.bars g.point path").first.click(force=True)
-    page.get_by_text(f"{target} · ", exact=False).first.wait_for(timeout=20_000)
-    _settled(page)
-    page.wait_for_timeout(500)
-    widths = frame.evaluate("""() => window.wbNetwork.body.data.nodes.get().filter(
-        n => n.borderWidth === 5).map(n => n.id)""")
-    assert widths == [target], widths
+    page.screenshot(path=str(shot))
+    # a bar of another node's call opens that node
+    ti, pi, target = chart.first.evaluate(f"""el => {{ for (let i = 0; i < el.data.length; i++)
+        for (let j = 0; j < (el.data[i].customdata || []).length; j++) {{
+            const n = el.data[i].customdata[j][0]; if (n && n !== {nid!r}) return [i, j, n]; }}
+        return [null, null, null]; }}""")
+    assert target, "no call of another node on the waterfall"
+    chart.first.locator("g.trace.bars").nth(ti).locator("g.point path").nth(pi).click(force=True)
+    emphasised = """() => window.wbNetwork.body.data.nodes.get().filter(
+        n => n.borderWidth === 5).map(n => n.id)"""
+    deadline = time.time() + 60          # the page reruns: the graph and inspector follow
+    while time.time() < deadline and _graph_frame(page, 60).evaluate(emphasised) != [target]:
+        page.wait_for_timeout(300)
+    assert _graph_frame(page, 60).evaluate(emphasised) == [target]
+    page.locator("[data-testid=stMarkdownContainer]").filter(
+        has_text=re.compile(rf"^{re.escape(target)} · ")).first.wait_for(timeout=30_000)
 
 
 # ---------------------------------------------------------------- 2. hostile text

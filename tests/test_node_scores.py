@@ -10,7 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from workbench import trace as T
 from workbench.viz.graph import build_view
-from workbench.viz.inspect import fmt_score, headline_scores, node_details, score_source
+from workbench.viz.inspect import (fmt_score, headline_scores, node_call_ids, node_details,
+                                   score_source)
 
 
 def _call(cid, node, purpose, ppl, n=3):
@@ -209,10 +210,17 @@ def test_displayed_scores_equal_the_stored_values_they_name(real_env, method, mo
                 assert fmt_score(call_v) == fmt_score(n.scores[r["score"]]), (method, n.id, r)
                 assert src["call"] in r["label"] and src["call"] in r["source"]
         want_tables.append([(r["score"], r["value"]) for r in d["scores"]])
+    _check_plain_names_and_waterfall(tr, method)
     at = AppTest.from_function(_all_nodes_script, default_timeout=60)
     at.session_state["trace"] = tr
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    # a scored node without a call of its own says where its scores come from instead of
+    # "LLM calls 0" beside them
+    assert not any(m.label == "LLM calls" and m.value == "0" for m in at.metric)
+    callless = [n for n in scored if not node_call_ids(tr, n)]
+    notes = [c.value for c in at.caption if c.value.startswith("No LLM call of its own; its")]
+    assert len(notes) == len(callless), (method, [n.id for n in callless], notes)
     call_tab = ("LLM calls", "Latency", "Tokens", "Confidence of this call")
     shown = [(m.label, m.value) for m in at.metric
              if m.label not in call_tab and not m.label.startswith("Perplexity of this ")]
@@ -224,3 +232,27 @@ def test_displayed_scores_equal_the_stored_values_they_name(real_env, method, mo
         assert [lbl for lbl, _ in got] == [lbl for lbl, _ in want]
         for (_, gv), (_, wv) in zip(got, want):
             assert (wv is None and gv != gv) or fmt_score(float(gv)) == fmt_score(wv)
+
+
+def _check_plain_names_and_waterfall(tr, method):
+    """Every phase and call purpose of a real run has a plain name, and the waterfall draws
+    one bar per call, on its node, with the call's own tokens."""
+    from workbench.viz import names as N
+    from workbench.viz.waterfall import call_rows, waterfall_figure
+    phases = {c.get("phase") for c in tr.llm_calls.values()} - {None, ""}
+    assert phases <= set(N.PHASE_NAMES), (method, phases - set(N.PHASE_NAMES))
+    purposes = {str(c.get("purpose") or "").partition(":")[0] for c in tr.llm_calls.values()}
+    assert purposes <= set(N.CALL_NAMES), (method, purposes - set(N.CALL_NAMES))
+    rows = call_rows(tr)
+    calls = [r for r in rows if r["type"] == "call"]
+    assert {r["id"] for r in calls} == set(tr.llm_calls)
+    for r in calls:
+        c = tr.llm_calls[r["id"]]
+        assert (r["prompt_tokens"], r["completion_tokens"]) == (c["prompt_tokens"],
+                                                                 c["completion_tokens"])
+        assert 0 <= r["start_ms"] <= r["end_ms"] <= tr.last_t_ms + 1
+        if r["node_id"] is not None:
+            assert r["id"] in node_call_ids(tr, tr.nodes[r["node_id"]]), (method, r)
+    fig = waterfall_figure(tr)
+    drawn = sum(len(t.x) for t in fig.data if t.type == "bar" and t.x and t.x[0] is not None)
+    assert drawn == len(rows)

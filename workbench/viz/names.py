@@ -68,7 +68,11 @@ CALL_NAMES = {"aggregate": "summary", "evaluate": "sufficiency evaluation", "rea
               "propose": "proposal", "attribution": "attribution",
               "feedback_path": "path feedback", "p_right": "answer-likelihood scoring",
               "plan": "planning", "decompose": "decomposition", "extract": "extraction",
-              "rethink": "re-thinking", "cot": "chain-of-thought step", "score": "scoring"}
+              "rethink": "re-thinking", "cot": "chain-of-thought step", "score": "scoring",
+              "keys_local": "local keyword and triple extraction",
+              "keys_global": "global keyword extraction", "combine": "combination",
+              "complexity": "question-complexity estimate", "noise": "noise passage",
+              "path_answer": "answer along a path", "route": "routing"}
 
 # event types on the Runs page's replay line
 EVENT_NAMES = {

@@ -242,7 +242,7 @@ def phase_order(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def waterfall_figure(trace: Any, *, running: dict[str, Any] | None = None,
-                     selected: str | None = None, min_width_frac: float = 0.004) -> Any:
+                     selected: str | None = None, min_width_frac: float = 0.012) -> Any:
     """A plotly horizontal bar chart: a row per call in start order, coloured by phase (the
     legend spells the phases out), replayed calls hatched, the call in flight amber and
     hatched; the bars of the selected node outlined. ``customdata`` holds the node id, which
@@ -300,7 +300,7 @@ def waterfall_figure(trace: Any, *, running: dict[str, Any] | None = None,
                "categoryorder": "array", "categoryarray": ylabels},
         legend={"title": {"text": "phase"}, "orientation": "h", "y": 1.0, "yanchor": "bottom",
                 "x": 0, "font": {"size": 11}},
-        showlegend=True, plot_bgcolor="#ffffff", clickmode="event+select", dragmode=False,
+        showlegend=True, plot_bgcolor="#ffffff", clickmode="event+select",
         hoverlabel={"align": "left"})
     fig.update_xaxes(showgrid=True, gridcolor="#f3f4f6")
     return fig
