@@ -102,15 +102,15 @@ with t_kg:
     except Exception as e:      # noqa: BLE001 - the explorer works without a store
         st.caption(f"Stored runs unavailable: {W.friendly(e)}")
     kg_runs.sort(key=lambda r: -(r["created_at"] or 0))
-    run_opts = [None] + [r["run_id"] for r in kg_runs]
+    run_opts = [""] + [r["run_id"] for r in kg_runs]   # None would read "Choose an option"
     info = {r["run_id"]: r for r in kg_runs}
     run_id = st.selectbox(
         "Highlight the paths of a run", run_opts, key=f"{K}__run",
-        format_func=lambda rid: "(none)" if rid is None else
+        format_func=lambda rid: "(none)" if not rid else
         f"{info[rid]['method']} · {W.shorten(info[rid]['question'], 70)} · {rid}",
         help=f"FRAG's selected paths or CogGRAG's kept triples, from runs on {ds_name}.")
     paths = []
-    if run_id is not None:
+    if run_id:
         paths = kgview.run_paths(W.store().trace(run_id))
         if not paths:
             st.caption("This run stored no KG paths (it may have failed before retrieval).")

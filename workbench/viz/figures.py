@@ -21,7 +21,8 @@ def compare_bars(rows: Sequence[dict[str, Any]]) -> Any:
         fig.add_bar(x=labels, y=vals, marker_color=[palette[i % len(palette)]
                                                     for i in range(len(rows))],
                     text=[fmt.format(v) for v in vals], textposition="outside",
-                    cliponaxis=False, showlegend=False, hovertemplate="%{x}: %{text}<extra></extra>",
+                    cliponaxis=False, showlegend=False,
+                    hovertemplate="%{x}: %{text}<extra></extra>",
                     row=1, col=c)
         fig.update_yaxes(range=[0, max(vals + [1e-9]) * 1.25], row=1, col=c)
     fig.update_xaxes(showticklabels=False)
