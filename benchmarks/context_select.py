@@ -128,10 +128,10 @@ def main() -> None:
                      "cpu_cores": os.cpu_count()}
     rag_qs = [ds.question(i) for i in args.rag_ids.split(",")] if args.rag_ids else \
         [q for q in ds.questions if q.answerable and q.answers and TOPIC.search(q.question)]
-    m, ctx = build_context("standard-rag", llm=be, dataset="demo")
-    warm_context(ctx, rag_qs[0].question)
-    run_to_end(m, ctx, rag_qs[0].question)            # the model's first call is not timed
     if not args.skip_rag:
+        m, ctx = build_context("standard-rag", llm=be, dataset="demo")
+        warm_context(ctx, rag_qs[0].question)
+        run_to_end(m, ctx, rag_qs[0].question)        # the model's first call is not timed
         configs = {"head@320": ("standard-rag", {"context": "head", "passage_chars": 320}),
                    "relevance@320": ("standard-rag", {"context": "relevance",
                                                       "passage_chars": 320})}
