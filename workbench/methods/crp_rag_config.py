@@ -69,7 +69,7 @@ class CrpRagConfig(PresetConfig):
     # -- graph construction (GC) --
     proposals: str = knob(
         "samples", "list = one sampled P_gen call per sink returns 1-3 steps (Eq. 4); samples = "
-        "samples_per_sink calls. samples stays default: no dev/test figures yet.",
+        "samples_per_sink calls. samples stays default: 1 dev/test question measured.",
         choices=["list", "samples"], group="graph construction",
         paper="one call per sink yields the new steps (Eq. 4)")
     list_max_steps: int = knob(3, "Most steps in one list proposal (proposals=list).", min=1,
