@@ -150,15 +150,15 @@ def test_walk_every_page_with_a_real_model(browser, tmp_path):
         page.get_by_role("button", name="Save annotation").wait_for(timeout=60_000)
         modes = page.locator("[data-testid=stMultiSelect]").filter(has_text="Failure modes").first
         modes.locator("input").click()
-        page.keyboard.type("retrieval miss")
+        page.keyboard.type("too verbose")
         page.keyboard.press("Enter")
         page.keyboard.press("Escape")
         _settled(page)
-        page.get_by_role("textbox", name="Note").fill("the summary dropped the director's name")
+        page.get_by_role("textbox", name="Note").fill("the answer keeps a list dash")
         page.get_by_role("textbox", name="Note").press("Tab")
         _settled(page)
         saved = page.locator("[data-testid=stMarkdownContainer]").filter(
-            has_text=re.compile(r"^the run · .*the summary dropped the director's name"))
+            has_text=re.compile(r"^the run · .*the answer keeps a list dash"))
         for _ in range(3):       # a click that lands while the page reruns is lost
             page.get_by_role("button", name="Save annotation").click()
             try:
