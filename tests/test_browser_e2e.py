@@ -271,7 +271,10 @@ def test_demo_question_with_default_model(browser, tmp_path):
              "nodes": len(labels)}, indent=1))
         print(f"time to first node: {first:.3f} s ({method}, {len(labels)} nodes)")
         assert first < 10.0
-        _crp_rag_waterfall_and_step_inspector(page)
+        # a CRP-RAG run costs the default model three constrained calls or more (about 30 s
+        # on an idle 2-core machine, minutes on a busy one): asked for, not by default
+        if os.environ.get("WORKBENCH_E2E_CRP") == "1":
+            _crp_rag_waterfall_and_step_inspector(page)
     finally:
         page.close()
         srv.stop()
