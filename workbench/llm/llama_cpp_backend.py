@@ -34,7 +34,7 @@ from .batch_engine import (BatchEngine, SeqSpec, cells_needed, enable_sequences,
 from .batch_engine import logsoftmax_stats as _logsoftmax_stats
 from .gguf import read_header
 from .grammar_sampler import DEFAULT_CANDIDATES, CandidateGrammarSampler
-from .prefix_store import DEFAULT_BUDGET_TOKENS, DEFAULT_SLOTS, PrefixStore, common_prefix
+from .prefix_store import DEFAULT_SLOTS, PrefixStore, common_prefix
 
 
 @dataclass
@@ -66,7 +66,7 @@ class LlamaCppBackend:
                  chat_format: str | None = None, sha256: str = "", verbose: bool = False,
                  max_batch: int = batching.DEFAULT_MAX_BATCH, overlap: bool | None = None,
                  grammar_candidates: int = DEFAULT_CANDIDATES,
-                 prefix_cache_tokens: int = DEFAULT_BUDGET_TOKENS,
+                 prefix_cache_tokens: int = 0,
                  prefix_cache_slots: int = DEFAULT_SLOTS):
         path = Path(model_path)
         header = read_header(path)          # clear messages for missing/truncated/non-GGUF files

@@ -36,7 +36,7 @@ import numpy as np
 
 # Prompts shorter than this are not worth a sequence: they evaluate in one batch anyway.
 MIN_KEPT_TOKENS = 32
-# Default budget in KV cells (tokens): four of the default model's ~1k-token prompts, about
+# Budget in KV cells (tokens) to use when the store is turned on (it is off by default): four of the default model's ~1k-token prompts, about
 # 115 MB of KV memory for qwen2.5-1.5B (28 kB a cell); see benchmarks/prefix_cache.py.
 DEFAULT_BUDGET_TOKENS = 4096
 DEFAULT_SLOTS = 16
