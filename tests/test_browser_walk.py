@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser_e2e import (CHROMIUM, Server, _default_model_available,  # noqa: F401
+from tests.test_browser_e2e import (CHROMIUM, Server, _model_available,  # noqa: F401
                                     _graph_frame, _nav, _page, _pick, _settled, browser)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,15 +29,6 @@ LOG_PROBLEM = re.compile(r"Traceback \(most recent call last\)|^\S*(Error|Except
                          r"Uncaught app exception", re.MULTILINE)
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is absent")
-
-
-def _model_ready() -> bool:
-    try:
-        from workbench.llm.registry import resolve
-        import llama_cpp  # noqa: F401
-        return resolve(MODEL).exists()
-    except Exception:      # noqa: BLE001
-        return False
 
 
 def _no_page_error(page, where: str) -> None:
@@ -78,7 +69,7 @@ def _knob(page, column_expander, name: str, value: str) -> None:
 
 
 def test_walk_every_page_with_a_real_model(browser, tmp_path):
-    if not _model_ready():
+    if not _model_available(MODEL):
         pytest.skip(f"{MODEL} or llama-cpp-python is not installed")
     from workbench.datasets import list_datasets
     if not any(d.get("name") == "demo" for d in list_datasets()):

@@ -22,15 +22,19 @@ def test_common_prefix_and_trie_size():
     assert trie_size([[1, 2, 3], [1, 2], [9]]) == 4
 
 
-@pytest.fixture(scope="module")
-def backends():
+def _fast_model_path():
     from workbench.llm.base import LLMError
-    from workbench.llm.llama_cpp_backend import LlamaCppBackend
     from workbench.llm.registry import resolve
     try:
-        path = resolve(FAST_MODEL)
+        return resolve(FAST_MODEL)
     except LLMError as e:
         pytest.skip(f"the bundled model {FAST_MODEL} is not installed: {e}")
+
+
+@pytest.fixture(scope="module")
+def backends():
+    from workbench.llm.llama_cpp_backend import LlamaCppBackend
+    path = _fast_model_path()
     cached = LlamaCppBackend(path, n_ctx=1024, max_batch=4, prefix_cache_tokens=2048)
     plain = LlamaCppBackend(path, n_ctx=1024, max_batch=4, prefix_cache_tokens=0)
     yield cached, plain
@@ -80,13 +84,8 @@ def test_a_batch_group_restores_its_shared_prefix_from_the_store(backends):
 
 
 def test_least_recently_used_prompts_are_evicted_under_the_budget():
-    from workbench.llm.base import LLMError
     from workbench.llm.llama_cpp_backend import LlamaCppBackend
-    from workbench.llm.registry import resolve
-    try:
-        path = resolve(FAST_MODEL)
-    except LLMError as e:
-        pytest.skip(f"the bundled model {FAST_MODEL} is not installed: {e}")
+    path = _fast_model_path()
     be = LlamaCppBackend(path, n_ctx=1024, max_batch=1, prefix_cache_tokens=320)
     try:
         store = be.prefix_store
