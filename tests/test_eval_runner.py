@@ -585,10 +585,10 @@ def test_cli_killed_midway_resumes_without_duplicates(tmp_path, isolated_home):
     b = st.query("SELECT eval_id, status FROM eval_batches")[0]
     assert b["status"] == "running"      # its process died: resumable
     table.write_text(json.dumps({"rules": [{"match": "item1?", "text": "place1"}], "default": "nowhere"}))
-    p2 = _cli(["--resume", "--scripted", str(table), "--no-progress"], isolated_home)
+    p2 = _cli(["resume", "--scripted", str(table), "--no-progress"], isolated_home)
     out, err = p2.communicate(timeout=180)
     assert p2.returncode == 0, err
-    assert f"{before} already done" in err
+    assert f"eval {b['eval_id']}:" in err and f"{before} already done" in err
     assert_resumed_exactly_n(st, n)
     # export from the CLI
     p3 = _cli(["export", b["eval_id"], "--format", "csv", "--out", str(tmp_path / "x.csv")],
@@ -623,8 +623,8 @@ def test_cli_sigint_marks_interrupted(tmp_path, isolated_home):
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
-    assert "--resume" in err
-    b = st.query("SELECT status, n_done FROM eval_batches")[0]
+    b = st.query("SELECT eval_id, status, n_done FROM eval_batches")[0]
+    assert f"python -m workbench eval resume {b['eval_id']}" in err, err
     assert b["status"] == "interrupted"
     assert b["n_done"] == st.query("SELECT count(*) AS n FROM eval_items")[0]["n"] \
         == st.query("SELECT count(*) AS n FROM runs")[0]["n"]

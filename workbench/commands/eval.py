@@ -24,90 +24,99 @@ def _kg_note(runner: Any) -> str | None:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "eval", help="batch evaluation over a dataset (run, resume, export, list, show, presets)",
-        description="Run methods over a dataset's questions and store per-item metrics. "
-                    "`eval export EVAL_ID --format csv|parquet`, `eval list`, `eval show EVAL_ID`, "
-                    "`eval presets`, `eval calibration EVAL_ID`, `eval thresholds EVAL_ID` for the "
-                    "other actions.")
+        description="Run methods over a dataset's questions and store per-item metrics "
+                    "(`eval run`, the default). `eval resume [EVAL_ID]` continues an interrupted "
+                    "eval; `eval export EVAL_ID --format csv|parquet`, `eval list`, `eval show "
+                    "EVAL_ID`, `eval presets`, `eval calibration EVAL_ID` and `eval thresholds "
+                    "EVAL_ID` read stored evals.")
     p.add_argument("action", nargs="?", default="run",
-                   choices=["run", "export", "list", "show", "presets", "calibration",
+                   choices=["run", "resume", "export", "list", "show", "presets", "calibration",
                             "thresholds"])
     p.add_argument("eval_id", nargs="?",
-                   help="for export/show/calibration/thresholds: the eval id")
-    p.add_argument("--dataset", help="dataset name (default: the Settings dataset)")
-    p.add_argument("--methods", help="comma-separated method names")
-    p.add_argument("--split", help="evaluate one split of the dataset (train, dev or test; "
-                   "default: every question)")
-    p.add_argument("--allow-leakage", action="store_true",
-                   help="score methods on questions their fitted state (a trained router, an "
-                        "exemplar store, a calibrated threshold) saw; refused otherwise, and "
-                        "such rows are marked")
-    p.add_argument("--limit", type=number(int, 1), help="first N questions (of the split)")
-    p.add_argument("--offset", type=number(int, 0), default=0, help="skip the first N questions")
-    p.add_argument("--seed", type=settings_knob("seed"), action="append",
-                   help="run seed; repeat for several seeds (default: the Settings seed)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a knob for every variant (method knob, eval knob, or METHOD.knob)")
-    p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
-                   help="sweep a knob over values (cartesian product with other --grid)")
-    p.add_argument("--sweep", help="YAML/TOML sweep file (methods, set, grid, variants, seeds)")
-    p.add_argument("--preset", help="a CRAG study preset (see `eval presets`), or a method "
-                   "preset such as small-model (see `methods NAME`) for every method that has it")
-    p.add_argument("--primary", help="metric that decides runs.correct "
-                   "(contains, em, f1, rouge_f1, acc_lm, hits1, crag, fever; default by dataset)")
-    p.add_argument("--judge", default=None,
-                   help="LLM judge for Acc-LM / CRAG: 'same' (the methods' model, default), "
-                        "'off', or a bundled model name / .gguf path")
-    p.add_argument("--crag-mode", choices=["exact_then_llm", "normalised", "exact_only"])
-    p.add_argument("--crag-profile", choices=["ragx", "crag_official"],
-                   help="ragx (paper, default) or crag_official: the official evaluator's "
-                        "'invalid' rule and 75-token cut of each prediction")
-    p.add_argument("--metric-profile", choices=["official", "lenient", "crp-paper"],
-                   help="how EM/F1/contains normalise and what EM and F1 mean: official "
-                        "(HotpotQA/MuSiQue scripts, default), lenient (also folds Unicode and "
-                        "typographic punctuation) or crp-paper (EM = containment, F1 = "
-                        "ROUGE-L >= tau); `python -m workbench score` shows all three")
-    p.add_argument("--tau-f1", type=number(float, 0, 1),
-                   help="ROUGE-L cut-off of CRP-RAG's F1 (default 0.5)")
-    p.add_argument("--batch", type=number(int, 1), metavar="N",
-                   help="independent LLM calls of a run (CRP-RAG's nodes, CogGRAG's siblings, "
-                        "...) go to the model together, N at most (the methods' batch_size; "
-                        "1 = one at a time, the default; batching pays off on a GPU, not on a "
-                        "few CPU cores)")
-    p.add_argument("--items-together", type=number(int, 1), default=1, metavar="K",
-                   help="each worker runs K items at once on one model, their single LLM calls "
-                        "decoded together as one llama.cpp batch (default 1; local executor)")
-    p.add_argument("--workers", type=number(int, 1),
-                   help="parallel workers (default 1; with --executor ray, as many as the "
-                        "cluster's CPUs allow); with llama.cpp each loads its own model")
-    p.add_argument("--executor", choices=["local", "ray"], default="local",
-                   help="local: threads on this machine; ray: one Ray actor per worker, on "
-                        "the cluster at --ray-address or a local Ray instance")
-    p.add_argument("--ray-address", metavar="auto|HOST:PORT",
-                   help="with --executor ray: join this cluster (default: start a local one)")
-    p.add_argument("--worker-cpus", type=number(float, 0), default=1,
-                   help="with --executor ray: CPUs each worker asks for (llama.cpp threads)")
-    p.add_argument("--worker-gpus", type=number(float, 0), default=0,
-                   help="with --executor ray: GPUs each worker asks for (use with --n-gpu-layers -1)")
-    p.add_argument("--reuse-calls", metavar="EVAL_ID[,EVAL_ID]",
-                   help="answer each LLM call whose prompt and parameters match a stored call "
-                        "of those evals' runs (same model) with the stored output: a change to a "
-                        "late stage re-runs only the calls it changes. Wall times then do not "
-                        "measure the model")
-    p.add_argument("--resume", nargs="?", const="latest", metavar="EVAL_ID",
-                   help="continue an interrupted eval (the latest unfinished one without an id)")
-    p.add_argument("--retry-failed", action="store_true",
-                   help="with --resume: run again the items whose method failed")
-    p.add_argument("--label", default="", help="a note stored with the eval")
-    p.add_argument("--scripted", metavar="FILE",
-                   help="use the scripted backend with this JSON rule table (tests, demos)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--format", choices=["csv", "parquet"], default="csv", help="export format")
-    p.add_argument("--out", help="export: output file (default EVAL_ID.FORMAT)")
-    p.add_argument("--json", action="store_true",
-                   help="list/show/presets: JSON output; calibration, thresholds: JSON on the "
-                        "last line")
-    p.add_argument("--metric", help="thresholds: the metric a gate value is chosen by "
-                   "(correct, em, f1, contains, ...; default correct)")
+                   help="for resume (default: the latest unfinished eval), export, show, "
+                        "calibration and thresholds: the eval id")
+    sel = p.add_argument_group("questions: which dataset and which of its questions")
+    sel.add_argument("--dataset", help="dataset name (default: the Settings dataset)")
+    sel.add_argument("--methods", help="comma-separated method names")
+    sel.add_argument("--split", help="evaluate one split of the dataset (train, dev or test; "
+                     "default: every question)")
+    sel.add_argument("--allow-leakage", action="store_true",
+                     help="score methods on questions their fitted state (a trained router, an "
+                          "exemplar store, a calibrated threshold) saw; refused otherwise, and "
+                          "such rows are marked")
+    sel.add_argument("--limit", type=number(int, 1), help="first N questions (of the split)")
+    sel.add_argument("--offset", type=number(int, 0), default=0, help="skip the first N questions")
+    sel.add_argument("--seed", type=settings_knob("seed"), action="append",
+                     help="run seed; repeat for several seeds (default: the Settings seed)")
+    var = p.add_argument_group("variants: what each method runs with")
+    var.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="a knob for every variant (method knob, eval knob, or METHOD.knob)")
+    var.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
+                     help="sweep a knob over values (cartesian product with other --grid)")
+    var.add_argument("--sweep", help="YAML/TOML sweep file (methods, set, grid, variants, seeds)")
+    var.add_argument("--preset", help="a CRAG study preset (see `eval presets`), or a method "
+                     "preset such as small-model (see `methods NAME`) for every method that has it")
+    score = p.add_argument_group("scoring")
+    score.add_argument("--primary", help="metric that decides runs.correct "
+                       "(contains, em, f1, rouge_f1, acc_lm, hits1, crag, fever; default by "
+                       "dataset)")
+    score.add_argument("--judge", default=None,
+                       help="LLM judge for Acc-LM / CRAG: 'same' (the methods' model, default), "
+                            "'off', or a bundled model name / .gguf path")
+    score.add_argument("--crag-mode", choices=["exact_then_llm", "normalised", "exact_only"])
+    score.add_argument("--crag-profile", choices=["ragx", "crag_official"],
+                       help="ragx (paper, default) or crag_official: the official evaluator's "
+                            "'invalid' rule and 75-token cut of each prediction")
+    score.add_argument("--metric-profile", choices=["official", "lenient", "crp-paper"],
+                       help="how EM/F1/contains normalise and what EM and F1 mean: official "
+                            "(HotpotQA/MuSiQue scripts, default), lenient (also folds Unicode and "
+                            "typographic punctuation) or crp-paper (EM = containment, F1 = "
+                            "ROUGE-L >= tau); `python -m workbench score` shows all three")
+    score.add_argument("--tau-f1", type=number(float, 0, 1),
+                       help="ROUGE-L cut-off of CRP-RAG's F1 (default 0.5)")
+    exe = p.add_argument_group("execution")
+    exe.add_argument("--batch", type=number(int, 1), metavar="N",
+                     help="independent LLM calls of a run (CRP-RAG's nodes, CogGRAG's siblings, "
+                          "...) go to the model together, N at most (the methods' batch_size; "
+                          "1 = one at a time, the default; batching pays off on a GPU, not on a "
+                          "few CPU cores)")
+    exe.add_argument("--items-together", type=number(int, 1), default=1, metavar="K",
+                     help="each worker runs K items at once on one model, their single LLM calls "
+                          "decoded together as one llama.cpp batch (default 1; local executor)")
+    exe.add_argument("--workers", type=number(int, 1),
+                     help="parallel workers (default 1; with --executor ray, as many as the "
+                          "cluster's CPUs allow); with llama.cpp each loads its own model")
+    exe.add_argument("--executor", choices=["local", "ray"], default="local",
+                     help="local: threads on this machine; ray: one Ray actor per worker, on "
+                          "the cluster at --ray-address or a local Ray instance")
+    exe.add_argument("--ray-address", metavar="auto|HOST:PORT",
+                     help="with --executor ray: join this cluster (default: start a local one)")
+    exe.add_argument("--worker-cpus", type=number(float, 0), default=1,
+                     help="with --executor ray: CPUs each worker asks for (llama.cpp threads)")
+    exe.add_argument("--worker-gpus", type=number(float, 0), default=0,
+                     help="with --executor ray: GPUs each worker asks for (use with "
+                          "--n-gpu-layers -1)")
+    exe.add_argument("--reuse-calls", metavar="EVAL_ID[,EVAL_ID]",
+                     help="answer each LLM call whose prompt and parameters match a stored call "
+                          "of those evals' runs (same model) with the stored output: a change to a "
+                          "late stage re-runs only the calls it changes. Wall times then do not "
+                          "measure the model")
+    exe.add_argument("--resume", nargs="?", const="latest", metavar="EVAL_ID",
+                     help="continue an interrupted eval (the latest unfinished one without an id)")
+    exe.add_argument("--retry-failed", action="store_true",
+                     help="with --resume: run again the items whose method failed")
+    exe.add_argument("--label", default="", help="a note stored with the eval")
+    exe.add_argument("--scripted", metavar="FILE",
+                     help="use the scripted backend with this JSON rule table (tests, demos)")
+    exe.add_argument("--no-progress", action="store_true", help="no progress bar")
+    out = p.add_argument_group("output of export, show, list, calibration and thresholds")
+    out.add_argument("--format", choices=["csv", "parquet"], default="csv", help="export format")
+    out.add_argument("--out", help="export: output file (default EVAL_ID.FORMAT)")
+    out.add_argument("--json", action="store_true",
+                     help="list/show/presets: JSON output; calibration, thresholds: JSON on the "
+                          "last line")
+    out.add_argument("--metric", help="thresholds: the metric a gate value is chosen by "
+                     "(correct, em, f1, contains, ...; default correct)")
     add_model_args(p)
     p.set_defaults(func=cmd_eval)
 
@@ -307,6 +316,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 0
 
     # run / resume
+    if args.action == "resume":
+        args.resume = args.resume or args.eval_id or "latest"
     if args.items_together > 1 and args.executor == "ray":
         print("error: --items-together runs on the local executor; with --executor ray add "
               "--workers instead", file=sys.stderr)
@@ -343,7 +354,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except EvalInterrupted as e:
         bar.close()
         print(f"\ninterrupted after {e.done}/{e.total} items; resume with "
-              f"`python -m workbench eval --resume {e.eval_id}`", file=sys.stderr)
+              f"`python -m workbench eval resume {e.eval_id}`", file=sys.stderr)
         return 130
     bar.close()
     print(f"eval {res.eval_id} {res.status}: {res.n_done}/{res.n_planned} items "
