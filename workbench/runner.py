@@ -66,8 +66,11 @@ def check_question(question: Any) -> str:
 def execute(method: Method, ctx: RunContext, question: str, *, store: Any = None,
             run_id: str | None = None, question_id: str | None = None,
             eval_id: str | None = None, trace_out: T.Trace | None = None,
-            memo: bool | None = None) -> Iterator[T.Event]:
+            memo: bool | None = None, parent_run_id: str | None = None,
+            intervention: dict[str, Any] | None = None) -> Iterator[T.Event]:
     """Yield the stamped events of one run; the folded trace is kept in ``trace_out``.
+    ``parent_run_id``/``intervention``: the stored run this one re-runs with an
+    intervention (a what-if, analysis/whatif.py), kept in ``run_started`` and the run row.
     A blank question raises ValueError at the first ``next()``, before anything is stored.
     ``memo``: answer byte-identical greedy calls of the run once (llm/memo.py); None takes
     ``ctx.extra["call_memo"]`` (default on)."""
@@ -87,6 +90,8 @@ def execute(method: Method, ctx: RunContext, question: str, *, store: Any = None
         "model": info.to_dict(), "prompt_version": method.prompt_version, "view": method.view,
         "thresholds": {k: list(v) for k, v in method.thresholds.items()},
         "call_memo": bool(memo),
+        **({"parent_run_id": parent_run_id, "intervention": intervention}
+           if parent_run_id else {}),
     })
     persist = _Persister(store)
     if store is not None:
@@ -96,7 +101,7 @@ def execute(method: Method, ctx: RunContext, question: str, *, store: Any = None
             "config_hash": config_hash({"method": method.name, **cfg}),
             "model_name": info.name, "model_sha256": info.sha256, "seed": ctx.seed,
             "prompt_versions": {method.name: method.prompt_version}, "eval_id": eval_id,
-            "pid": os.getpid(),
+            "pid": os.getpid(), "parent_run_id": parent_run_id,
         })
 
     def emit(ev: T.Event) -> T.Event:

@@ -24,7 +24,7 @@ import duckdb
 from . import settings as settings_mod
 from .trace import Event, Trace
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -106,13 +106,17 @@ _MIGRATIONS: dict[int, list[str]] = {
             eval_id VARCHAR PRIMARY KEY, token VARCHAR, pid INTEGER, host VARCHAR,
             started_at DOUBLE, heartbeat_at DOUBLE)""",
     ],
+    7: [
+        # v7: the run a what-if re-ran with an intervention (workbench/analysis/whatif.py)
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS parent_run_id VARCHAR",
+    ],
 }
 
 _RUN_COLUMNS = ("run_id", "created_at", "finished_at", "status", "method", "dataset",
                 "question_id", "question", "config", "config_hash", "model_name",
                 "model_sha256", "seed", "answer", "refused", "correct", "metrics",
                 "llm_calls", "prompt_tokens", "completion_tokens", "wall_ms", "error", "pid",
-                "prompt_versions", "eval_id")
+                "prompt_versions", "eval_id", "parent_run_id")
 _JSON_COLUMNS = {"config", "metrics", "prompt_versions"}
 
 

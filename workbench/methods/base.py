@@ -20,6 +20,7 @@ from ..knowledge.types import Hit
 from ..llm import batching
 from ..llm.base import Completion, GenParams, GenRequest, LLMBackend, Message, ScoreRequest
 from .batched import Call, InOrder
+from .intervene import Interventions
 
 Events = Generator[T.Event, None, Any]
 
@@ -42,6 +43,8 @@ class RunContext:
     # call in call order, so that a re-run groups its requests exactly as that run did
     batch_plans: list[list[list[int]]] | None = None
     _together: bool = False     # set while batched.together drives the calls (see there)
+    # what-if hooks (methods/intervene.py): a normal run's hand back what they are given
+    whatif: Interventions = field(default_factory=Interventions)
 
     def node_id(self, prefix: str = "n") -> str:
         self._n += 1
@@ -200,7 +203,7 @@ class RunContext:
                 f"no retriever {name!r} for dataset {self.dataset!r}; available: "
                 f"{sorted(self.retrievers) or 'none (the dataset has no passages)'}")
         t0 = time.perf_counter()
-        hits: list[Hit] = self.retrievers[name].search(query, k)
+        hits: list[Hit] = self.whatif.hits(node_id, self.retrievers[name].search(query, k))
         yield T.Event(T.RETRIEVED, {"query": query, "retriever": name, "k": k,
                                     "hits": [h.to_dict() for h in hits],
                                     "latency_ms": round((time.perf_counter() - t0) * 1000, 3)},

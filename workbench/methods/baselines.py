@@ -53,6 +53,7 @@ def _retrieval_node(ctx: RunContext, query: str, k: int, retriever: str, parent:
                     layer: int, **attrs: Any) -> Iterator[T.Event]:
     """A retrieval node for one query; returns (node id, hits)."""
     rid = ctx.node_id("r")
+    query = ctx.whatif.step(rid, query)
     yield T.node_added(rid, "retrieval", query, parents=[parent], layer=layer, state="created",
                        retriever=retriever, query=query, **attrs)
     hits = yield from ctx.retrieve(rid, query, k, retriever)
@@ -76,6 +77,7 @@ def _retriever_knob() -> Any:
 
 @dataclass
 class VanillaConfig:
+    DOCS = "docs/methods/baselines.md"        # the method page: knob table and evidence
     answer_max_tokens: int = knob(32, "Token budget of the answer.", min=4, max=512)
 
 
@@ -100,6 +102,7 @@ class Vanilla(Method):
 
 @dataclass
 class StandardRagConfig:
+    DOCS = "docs/methods/baselines.md"        # the method page: knob table and evidence
     retriever: str = _retriever_knob()
     top_k: int = knob(5, "Passages retrieved for the question.", min=1, max=20)
     context: str = CS.context_knob()
@@ -136,6 +139,7 @@ class StandardRag(Method):
 
 @dataclass
 class IrcotConfig:
+    DOCS = "docs/methods/baselines.md"        # the method page: knob table and evidence
     retriever: str = _retriever_knob()
     k_per_step: int = knob(3, "Passages retrieved per query (question, then each sentence).",
                            min=1, max=20)
@@ -202,6 +206,11 @@ class Ircot(Method):
             text = " ".join(comp.text.split())
             has_answer = P.LEADIN.lower() in text.lower() or "the answer is" in text.lower()
             sentence = text if has_answer else C.first_sentence(text)
+            new = ctx.whatif.step(tid, sentence)
+            if new != sentence:
+                sentence = new
+                has_answer = P.LEADIN.lower() in sentence.lower() or \
+                    "the answer is" in sentence.lower()
             layer += 1
             yield T.node_added(tid, "thought", sentence or "(empty)", parents=[parent],
                                layer=layer, state="done", step=step, raw_output=comp.text,

@@ -40,16 +40,22 @@ from . import coggrag_reasoning as R
 from .base import Method, RunContext
 from .batched import batch_knob, together
 from .coggrag_mindmap import MMNode, bfs_order, force_end, grow, norm_q
-from .coggrag_retrieval import (TripleEmbedder, describe, description_events, retrieval_events,
-                                retrieve, validate_global, validate_local)
+from .coggrag_retrieval import (TripleEmbedder, added_triple, describe, description_events,
+                                retrieval_events, retrieve, triple_id, validate_global,
+                                validate_local)
 from .common import hit_at_1, normalize_answer, require_kg
 from .prompts import coggrag as P
 
 span_perplexity = R.span_perplexity
 
 
+_ONE_CALL = "#coggrag-one-extraction-call-scoring-only-when-read"
+_HOTPOTQA = "#on-hotpotqa"
+
+
 @dataclass
 class CogConfig(PresetConfig):
+    DOCS = "docs/methods/coggrag.md"        # the method page: knob table and evidence
     max_level: int = knob(3, "T_max: deepest mind-map level (root = 0); deeper Continue nodes "
                           "are forced to End", min=1, max=5, group="decomposition", paper="not reported")
     max_children: int = knob(5, "N_max: sub-questions per decomposition", min=1, max=10,
@@ -61,50 +67,34 @@ class CogConfig(PresetConfig):
     degenerate_cos: float = knob(0.95, "A single child this similar to its parent is a "
                                  "degenerate split (the parent becomes a leaf)", min=0.5,
                                  max=1.0, group="decomposition")
-    local_extraction: str = knob("one_call", "Local keys: one call for the whole map, keys "
-                                 "per question (Eq. 2; default); per_node: a call per node "
-                                 "(the old default); batched: one call, keys not attributed",
+    local_extraction: str = knob("one_call", "Key extraction: one_call = one call for the whole "
+                                 "map, keys per question (Eq. 2); per_node = a call per node; "
+                                 "batched = one call, keys not attributed",
                                  choices=["one_call", "per_node", "batched"], group="retrieval",
-                                 paper="Eq. 2: one call over the map (the code too)")
+                                 paper="Eq. 2: one call over the map (the code too)",
+                                 status="paper", evidence=_ONE_CALL)
     global_keys: bool = knob(True, "Global key subgraph over all questions (off = the -ng "
                              "ablation)", group="retrieval", paper=True, ablation=True)
     use_tuples_as_keys: bool = knob(False, "Also prune with (entity, relation) tuples (the "
                                     "released code; the paper's formula uses triples only)",
                                     group="retrieval", paper=False, ablation=True)
-    epsilon: float = knob(0.7, "ε: keep a KG triple iff its cosine similarity to some key "
-                          "triple is above this (the paper's 0.7, not fitted here). With "
-                          "MiniLM on the demo train split's gold triples "
-                          "(benchmarks/coggrag_epsilon.py --split train) 0.7 keeps 96% of "
-                          "them, 10.7 candidates per question; 0.8 has the best F1 but keeps "
-                          "72%. On HotpotQA's LLM-built KG the same 0.7 keeps a triple of only "
-                          "40% of the train questions' gold passages (0.4 keeps 70%, the best "
-                          "F1; benchmarks/coggrag_epsilon.py --eval), yet 0.4 did not raise "
-                          "token F1 on the dev/test questions among the first 25 (0.29 both). "
-                          "Recalibrate on a train split for another embedder or KG.",
-                          min=0.0, max=1.0, group="retrieval", paper=0.7)
+    epsilon: float = knob(0.7, "Keep a KG triple when its cosine similarity to some key triple is "
+                          "above this (0-1; the paper's 0.7)", min=0.0, max=1.0, group="retrieval",
+                          paper=0.7, evidence=_HOTPOTQA)
     k_max: int = knob(50, "Safety cap on kept triples, best first (0 = none; not in the "
                       "paper)", min=0, max=5000, group="retrieval", paper="no cap")
-    expand_hops: int = knob(1, "Neighbour expansion depth. 1 is the paper's. 2 (not in the "
-                            "paper) also expands the far ends of first-hop triples over ε, "
-                            "so a bridge entity the model did not name is reached from the "
-                            "KG (on demo:train, 9 of 14 misses never retrieved the second "
-                            "hop's gold triple). On HotpotQA's first 25 it kept 2 more triples "
-                            "in all and left token F1 unchanged (0.17): at ε 0.7 too few "
-                            "first-hop triples survive to expand", min=1, max=2,
-                            group="retrieval", paper=1)
-    entity_descriptions: bool = knob(False, "Put the lead sentence of each linked entity's "
-                                     "own article beside the triples, when it is similar to "
-                                     "some mind-map question (the released code's Wikidata "
-                                     "descriptions; not in the paper). On HotpotQA's first "
-                                     "50 with the default model it raised the gold passages "
-                                     "reached from 51% to 58% and token F1 on the 23 train "
-                                     "questions from 0.12 to 0.26 (+0.14 [+0.01, +0.30]), but "
-                                     "not on the 27 dev/test ones (0.20 against 0.18), so it "
-                                     "stays off", group="retrieval", paper=False)
-    description_min_sim: float = knob(0.5, "Keep an entity description iff its cosine "
-                                      "similarity to some mind-map question is above this "
-                                      "(the released code's 0.5)", min=0.0, max=1.0,
-                                      group="retrieval", paper="0.5 (released code)")
+    expand_hops: int = knob(1, "Neighbour expansion depth in hops (1 = the paper; 2 also expands "
+                            "the far ends of first-hop triples that pass epsilon)", min=1, max=2,
+                            group="retrieval", paper=1, evidence=_HOTPOTQA)
+    entity_descriptions: bool = knob(False, "Put the lead sentence of each linked entity's own "
+                                     "article beside the triples when it is similar to a mind-map "
+                                     "question", group="retrieval", paper=False,
+                                     status="experimental", evidence=_HOTPOTQA)
+    description_min_sim: float = knob(0.5, "Keep an entity description when its cosine similarity "
+                                      "to some mind-map question is above this (0-1; the released "
+                                      "code's 0.5)", min=0.0, max=1.0, group="retrieval",
+                                      paper="0.5 (released code)", status="experimental",
+                                      evidence=_HOTPOTQA)
     max_edges_per_entity: int = knob(300, "Neighbour expansion cap per linked entity "
                                      "(diverse relations first)", min=1, max=100000,
                                      group="retrieval")
@@ -127,30 +117,29 @@ class CogConfig(PresetConfig):
                           "or per node", choices=["group", "node"], group="reasoning", paper="group")
     context_scope: str = knob("all", "M̂: all deeper-level pairs (paper) or descendants only",
                               choices=["all", "descendants"], group="reasoning", paper="all")
-    knowledge_scope: str = knob("all", "Knowledge in prompts: all of T (paper) or the node's "
-                                "attributed triples plus the top global ones (small models). "
-                                "With the default model on HotpotQA-100 questions 26-50 'node' "
-                                "changed one answer of 25 (token F1 0.17 against 0.15, +0.02 "
-                                "[0.00, +0.05]): with ε 0.7 T is a few triples either way",
-                                choices=["all", "node"], group="reasoning", paper="all")
-    exclude_unknown_from_context: bool = knob(False, "Leave 'I don't know' answers out of M̂",
-                                              group="reasoning", paper=False)
+    knowledge_scope: str = knob("all", "Knowledge in prompts: all = every kept triple (the "
+                                "paper); node = the node's own triples plus the top global ones",
+                                choices=["all", "node"], group="reasoning", paper="all",
+                                evidence=_HOTPOTQA)
+    exclude_unknown_from_context: bool = knob(False, "Leave 'I don't know' answers out of the "
+                                              "deeper-level answers a node's prompt shows",
+                                              group="reasoning", paper=False,
+                                              status="experimental")
     verification: bool = knob(True, "Self-verification and re-think (off = the -nv ablation)",
                               group="reasoning", paper=True, ablation=True)
     max_rethink: int = knob(1, "Re-thinks after a wrong verdict (paper 1; >1 re-verifies)",
                             min=0, max=5, group="reasoning", paper=1)
-    abstain_in_first_pass: bool = knob(True, "Allow 'I don't know' in the first reasoning "
-                                       "pass too (the paper's text; its tables: re-think only). "
-                                       "Off, on HotpotQA-100's train questions 26-50 (13) with "
-                                       "the default model, refusals fell from 4 to 1 but token "
-                                       "F1 from 0.21 to 0.18: the refusals became wrong answers, "
-                                       "so it stays on",
-                                       group="reasoning", paper="the text: yes; the templates: re-think only")
+    abstain_in_first_pass: bool = knob(True, "Allow 'I don't know' in the first reasoning pass "
+                                       "too (the paper's text); off = only when re-thinking (its "
+                                       "templates)", group="reasoning",
+                                       paper="the text: yes; the templates: re-think only",
+                                       status="paper", evidence=_HOTPOTQA)
     temperature_explore: float = knob(0.4, "Temperature of decomposition and extraction",
                                       min=0.0, max=2.0, group="llm", paper=0.4)
     temperature_reason: float = knob(0.0, "Temperature of reasoning, verification, re-think",
                                      min=0.0, max=2.0, group="llm", paper=0.0)
-    deterministic: bool = knob(False, "Greedy decoding everywhere", group="llm", paper="False (the released code is greedy)")
+    deterministic: bool = knob(False, "Greedy decoding everywhere", group="llm",
+                               paper="False (the released code is greedy)", status="paper")
     max_tokens_decompose: int = knob(512, "Max new tokens: decomposition", min=16, max=4096,
                                      group="llm", paper="1024 (released code)")
     max_tokens_extract: int = knob(768, "Max new tokens: key extraction", min=16, max=4096,
@@ -167,18 +156,18 @@ class CogConfig(PresetConfig):
                                  "triples, then oldest M̂ pairs are dropped beyond it (each "
                                  "call says what it dropped)", min=0.2, max=0.95, group="llm")
     batch_size: int = batch_knob()
-    min_p_right: float = knob(0.0, "Not in the paper (0 = off): also re-think an answer the "
-                              "verifier called right when p_right, its normalised probability "
-                              "of [right], is below this. The what-if slider moves it.",
-                              min=0.0, max=1.0, group="reasoning", paper=0.0)
-    verdict_scores: str = knob("when_used", "p_right's two scoring passes per verdict: only "
-                               "when min_p_right reads them (default), or always, for the "
-                               "inspector and the what-if slider", choices=["when_used", "always"],
-                               group="reasoning", paper="not in the paper")
-    min_confidence: float = knob(0.0, "Not in the paper (0 = off): also re-think an answer "
-                                 "whose confidence (1 / perplexity of its tokens) is below "
-                                 "this. The what-if slider moves it.", min=0.0, max=1.0,
-                                 group="reasoning", paper=0.0)
+    min_p_right: float = knob(0.0, "Also re-think an answer judged right when the verifier's "
+                              "p_right is below this (0-1; 0 = off, not in the paper)", min=0.0,
+                              max=1.0, group="reasoning", paper=0.0, status="experimental",
+                              evidence=_ONE_CALL)
+    verdict_scores: str = knob("when_used", "p_right's two scoring passes per verdict: only when "
+                               "min_p_right reads them (default), or always, for the inspector "
+                               "and the what-if slider", choices=["when_used", "always"],
+                               group="reasoning", paper="not in the paper", evidence=_ONE_CALL)
+    min_confidence: float = knob(0.0, "Also re-think an answer whose confidence (1 / perplexity "
+                                 "of its tokens) is below this (0-1; 0 = off, not in the paper)",
+                                 min=0.0, max=1.0, group="reasoning", paper=0.0,
+                                 status="experimental")
     answer_span: bool = S.span_knob("no extraction: the root's answer, often a sentence; how "
                                     "EM was computed is not stated (spec gap 19)",
                                     group="reasoning")
@@ -306,6 +295,10 @@ class CogGRAG(Method):
         asked = [(i, nodes[i].question) for i in order]
         yield from retrieval_events(ctx, question, asked, scored, links, key_rows, subgraph,
                                     emb.name)
+        for nid in ["kg"] + order:      # a what-if drops or adds triples of one node
+            kept = ctx.whatif.evidence(
+                nid, kept, triple_id, lambda h, o=("GLOBAL" if nid == "kg" else nid):
+                added_triple(h, o), None if nid == "kg" else lambda c, o=nid: c["owner"] == o)
         descs: list[dict[str, Any]] = []
         if cfg.entity_descriptions:
             descs = describe(kg, links, [q for _, q in asked], emb, cfg.description_min_sim)
@@ -450,6 +443,7 @@ class CogGRAG(Method):
                     ("p_right", p_right is not None and p_right < cfg.min_p_right),
                     ("confidence", conf is not None and conf < cfg.min_confidence)) if low]
                 wrong = verdict == "wrong" or (verdict == "right" and bool(gated))
+                wrong = not ctx.whatif.verdict(m.id, "review", not wrong)
                 yield T.custom("verified", m.id, verdict=verdict, p_right=p_right,
                                justification=None, raw=vraw, gated_by=gated)
                 yield T.node_updated(m.id, "failed_verification" if wrong else "verified",

@@ -143,6 +143,7 @@ def grow(ctx: Any, nodes: dict[str, MMNode], root: MMNode, params: Callable[[str
             prev_split = [norm_q(q) for q, _ in kids]
             made = []
             for j, (q, st) in enumerate(kids, 1):
+                q = ctx.whatif.step(f"{m.id}.{j}", q)
                 c = MMNode(f"{m.id}.{j}", q, m.level + 1, st, m.id, j)
                 nodes[c.id] = c
                 m.children.append(c.id)

@@ -204,9 +204,22 @@ def retrieve(kg: Any, cfg: Any, local: dict[str, dict[str, Any]], subgraph: list
     return cand_list, links, rows
 
 
+def triple_id(c: dict[str, Any]) -> str:
+    """A candidate's evidence id (its hit's id): head|relation|tail."""
+    return f"{c['h']}|{c['r']}|{c['t']}"
+
+
+def added_triple(h: Any, owner: str) -> dict[str, Any]:
+    """A passage a what-if adds (methods/intervene.py) as a kept candidate of ``owner``."""
+    return {"h": h.id, "r": "added", "t": "", "text_prompt": h.text, "score": 1.0,
+            "kept": True, "over_eps": True, "owner": owner, "best_key": "",
+            "best_key_kind": "added", "seed": "", "seed_string": "", "direction": "",
+            "hop": 0, "added": True}
+
+
 def hit(c: dict[str, Any], rank: int) -> dict[str, Any]:
     """A scored candidate as a retrieved hit (what-if re-prunes on meta["similarity"])."""
-    return {"id": f"{c['h']}|{c['r']}|{c['t']}", "title": c["r"], "text": c["text_prompt"],
+    return {"id": triple_id(c), "title": c["r"], "text": c["text_prompt"],
             "retriever": "kg", "score": round(c["score"], 5), "rank": rank,
             "meta": {"kept": c["kept"], "similarity": round(c["score"], 5),
                      "best_key": c["best_key"],

@@ -449,6 +449,7 @@ class CrpRag(Method):
                 capped.append(b)
                 continue
             nid = ctx.node_id("v")
+            b["text"] = ctx.whatif.step(nid, b["text"])
             node = _Node(nid, b["text"], b["parents"], n + 1, is_final=b["is_final"])
             nodes[nid] = node
             for p in b["parents"]:
@@ -560,7 +561,9 @@ class CrpRag(Method):
         if sentinel and v.apology:
             reasons.append("knowledge summary is an apology")
         v.ppl = ppl
-        v.sufficient = not reasons
+        v.sufficient = ctx.whatif.verdict(v.id, "sufficiency", not reasons)
+        if v.sufficient == bool(reasons):       # forced by a what-if
+            reasons = [] if v.sufficient else ["forced insufficient by an intervention"]
         verdict = "sufficient" if v.sufficient else "insufficient"
         yield T.custom("node_evaluated", v.id, eval_answer=ans,
                        token_logprobs=C.token_logprobs(comp), mean_nll=sc.get("mean_nll"),

@@ -42,21 +42,21 @@ from .prompts import frag as P
 
 @dataclass
 class FragConfig(PresetConfig):
+    DOCS = "docs/methods/frag.md"        # the method page: knob table and evidence
     route: str = knob("auto", "Route: auto = the hop classifier decides; simple / complex force "
-                      "one pipeline (the paper's FRAG-Simple / FRAG-Complex ablations); oracle = "
-                      "the gold hop count when known", choices=["auto", "simple", "complex",
-                                                               "oracle"],
-                      group="routing", ablation=True, paper="auto")
+                      "one pipeline (the paper's ablations); oracle = the gold hop count",
+                      choices=["auto", "simple", "complex", "oracle"], group="routing",
+                      ablation=True, paper="auto", evidence="#the-router")
     estimator: str = knob("tfidf_lr", "Hop-range estimator: tfidf_lr (TF-IDF + logistic "
                           "regression, trained on the `router` questions) or heuristic (no "
                           "training)", choices=["tfidf_lr", "heuristic"], group="routing",
-                          paper="fine-tuned DeBERTaV3 (weights not published)")
-    router: str = knob(frag_router.DEFAULT_TRAIN,
-                       "The router: a question set DATASET:SPLIT it is trained on (on first "
-                       "use, with template questions from that dataset's KG), or the name of a "
-                       "saved router (`frag train-router`, `frag feedback`). Evaluation refuses "
-                       "to score it on questions it was trained on.", group="routing",
-                       paper="a classifier trained on separate Freebase / WikiMovies questions")
+                          paper="fine-tuned DeBERTaV3 (weights not published)",
+                          evidence="#the-router")
+    router: str = knob(frag_router.DEFAULT_TRAIN, "Router: a question set DATASET:SPLIT it is "
+                       "trained on (at first use), or the name of a saved router (`frag "
+                       "train-router`, `frag feedback`)", group="routing",
+                       paper="a classifier trained on separate Freebase / WikiMovies questions",
+                       evidence="#the-router")
     route_threshold: float = knob(0.5, "p_complex at or above which a question is COMPLEX "
                                   "(the paper's argmax)", min=0.0, max=1.0, group="routing",
                                   paper=0.5)
@@ -84,10 +84,10 @@ class FragConfig(PresetConfig):
                           group="retrieval", paper=2)
     dijkstra_radius: int = knob(4, "Complex route: per-seed shortest-path radius", min=1, max=6,
                                 group="retrieval", paper=4)
-    dijkstra_weights: str = knob("unit", "Edge weights: unit (paper) or semantic = 1 - "
-                                 "normalised S(r) (an extension, not in the paper)",
+    dijkstra_weights: str = knob("unit", "Edge weights: unit (paper) or semantic = 1 - normalised "
+                                 "S(r) (an extension, not in the paper)",
                                  choices=["unit", "semantic"], group="retrieval", ablation=True,
-                                 paper="unit")
+                                 paper="unit", status="experimental")
     path_cap: int = knob(20000, "Safety cap on raw candidate paths (truncation is reported; "
                          "spec A8)", min=10, max=1_000_000, group="retrieval", paper="no cap")
     drop_cvt_ended: bool = knob(True, "Drop paths that end at an unnamed (CVT) node",
@@ -126,12 +126,10 @@ class FragConfig(PresetConfig):
     stop_at_newline: bool = knob(True, "Stop the answer at the first newline (the released "
                                  "code; the answer is the first line either way)",
                                  group="reasoning", paper=True)
-    feedback: bool = knob(False, "FRAG-F in one run: one extra LLM call picks the correct path; "
-                          "its hop count relabels the question and a COPY of the router is "
-                          "refitted (shown, not kept). The paper's batch FRAG-F (feedback on "
-                          "25% of a question set, then every question re-routed) is `frag "
-                          "feedback`, which saves an adapted router to name in `router`.",
-                          group="reasoning", ablation=True, paper=False)
+    feedback: bool = knob(False, "FRAG-F in one run: one extra call picks the correct path, and a "
+                          "copy of the router is refitted on its hop count (shown, not kept)",
+                          group="reasoning", ablation=True, paper=False, status="paper",
+                          evidence="#the-router")
     max_graph_nodes: int = knob(150, "KG nodes drawn in the trace (chosen by PPR; counts are "
                                 "shown for the rest)", min=10, max=5000, group="display")
     batch_size: int = batch_knob()
@@ -261,7 +259,9 @@ class Frag(Method):
 
         # 4. reasoning: one call
         yield ctx.set_phase("reason")
-        texts = [p.text for p in res.selected]
+        texts = [t for _, t in ctx.whatif.evidence(    # a what-if drops or adds paths
+            "st:rerank", [(f"p:{p.rank}", p.text) for p in res.selected], lambda x: x[0],
+            lambda h: (h.id, h.text))]
         msgs, shown = P.build(question, texts, cfg.prompt_mode)
         yield T.node_added("reason", "reason", "Answer from the top paths", parents=["st:rerank"],
                            layer=8, state="created", n_paths=len(texts),

@@ -46,6 +46,7 @@ ATTR_F = {"Attributable": 1.0, "Extrapolatory": 0.5, "Contradictory": 0.0}
 
 @dataclass
 class ParRagConfig(PresetConfig):
+    DOCS = "docs/methods/par-rag.md"        # the method page: knob table and evidence
     # -- review --
     ct: float = knob(0.65, "Confidence threshold C_t: a step passes review iff C >= ct.",
                      min=0.0, max=1.0, group="review", paper=0.65)
@@ -54,21 +55,21 @@ class ParRagConfig(PresetConfig):
     h0: float = knob(3.5, "Midpoint h0 of α(ĥ): the hop count where A and F weigh equally.",
                      min=0.5, max=5.0, group="review", paper=3.5)
     rescore_revised: bool = knob(False, "Score the revised answer too (display only; never "
-                                 "changes control flow).", group="review", paper=False)
+                                 "changes control flow).", group="review", paper=False,
+                                 status="extension")
     no_review: bool = knob(False, "Ablation 'w/o Review': accept every step without "
                            "verification.", group="review", paper=False, ablation=True)
     # -- complexity + exemplars --
-    complexity_estimator: str = knob(
-        "knn", "Hop-count estimator: knn = similarity-weighted vote of the 7 nearest "
-        "hop-labelled questions of exemplar_source; heuristic = the spec's cue rules; llm = "
-        "one constrained call; manual = manual_hops.",
-        choices=["knn", "heuristic", "llm", "manual"], group="plan",
-        paper="a BERT + 4-feature classifier trained on MuSiQue/TriviaQA train splits")
-    exemplar_source: str = knob(
-        "demo:train", "Question set DATASET:SPLIT that the exemplar store and the kNN hop "
-        "estimator are built from (its questions with a gold decomposition / hop count). "
-        "Evaluation refuses to score them on questions they contain.", group="plan",
-        paper="a separate store built from training data")
+    complexity_estimator: str = knob("knn", "Hop-count estimator: knn = vote of the nearest "
+                                     "labelled questions; heuristic = cue rules; llm = one "
+                                     "constrained call; manual = manual_hops",
+                                     choices=["knn", "heuristic", "llm", "manual"], group="plan",
+                                     paper="a BERT + 4-feature classifier trained on "
+                                     "MuSiQue/TriviaQA train splits")
+    exemplar_source: str = knob("demo:train", "Question set DATASET:SPLIT the exemplar store and "
+                                "the kNN hop estimator are built from (its questions with a gold "
+                                "decomposition)", group="plan", paper="a separate store built "
+                                "from training data")
     exemplars_per_hop: int = knob(10, "Exemplars kept per hop label in the store (first by "
                                   "id).", min=1, max=100, group="plan", paper=10)
     manual_hops: int = knob(2, "ĥ used when complexity_estimator = manual.", min=1, max=4,
@@ -94,30 +95,31 @@ class ParRagConfig(PresetConfig):
                       max=20, group="act", paper=10)
     dense_retriever: str = knob("dense", "First-attempt retriever.",
                                 choices=["dense", "hybrid", "bm25", "default"], group="act",
-                                paper="dense (ColBERTv2)")
+                                paper="dense (ColBERTv2)", status="paper")
     sparse_retriever: str = knob("bm25", "Re-retrieval on failed review (paper: BM25S).",
                                  choices=["bm25", "hybrid", "dense", "default"], group="act",
-                                 paper="bm25 (BM25S)")
+                                 paper="bm25 (BM25S)", status="paper")
     sparse_merge: bool = knob(False, "On revision, fuse dense and sparse hits (RRF) instead of "
-                              "replacing them (Algorithm 1 replaces).", group="act", paper=False)
-    passage_chars: int = knob(0, "Characters kept per passage in prompts (0 = whole "
-                              "passages, cut only to fit context_tokens).", min=0, max=4000,
-                              group="act", paper="whole passages")
+                              "replacing them (Algorithm 1 replaces).", group="act", paper=False,
+                              status="experimental")
+    passage_chars: int = knob(0, "Characters kept per passage in prompts (0 = whole passages, cut "
+                              "only to fit context_tokens).", min=0, max=4000, group="act",
+                              paper="whole passages", status="paper", evidence="#measurements")
     context: str = CS.context_knob(group="act", paper="whole passages")
     context_tokens: int = knob(1600, "Token budget for the sources of one read (passages are "
                                "cut first, then the lowest-ranked dropped).", min=128,
                                max=16000, group="act")
-    evidence_when_uncited: str = knob(
-        "none", "Evidence when the reader cites nothing: none = empty evidence (spec §7.7); "
-        "top = the top-ranked passage (workbench option for small models).",
-        choices=["none", "top"], group="act", paper="not stated (spec §7.7: none)")
+    evidence_when_uncited: str = knob("none", "Evidence when the reader cites nothing: none = "
+                                      "empty evidence (spec §7.7); top = the top-ranked passage "
+                                      "(workbench option for small models).",
+                                      choices=["none", "top"], group="act",
+                                      paper="not stated (spec §7.7: none)", status="paper")
     read_max_tokens: int = knob(48, "Token budget of a read.", min=8, max=256, group="act")
     # -- refine + answer --
     refine_context: str = knob("all_previous", "What RefineNextQuestion sees.",
                                choices=["last", "all_previous", "all_with_evidence"],
-                               group="refine",
-                               paper="unclear: Algorithm 1 passes the last answer, its prompt "
-                                     "speaks of all previous steps")
+                               group="refine", paper="unclear: Algorithm 1 passes the last "
+                               "answer, its prompt speaks of all previous steps", status="paper")
     refine_max_tokens: int = knob(40, "Token budget of a refined question.", min=8, max=128,
                                   group="refine")
     final_max_tokens: int = knob(32, "Token budget of the final answer.", min=8, max=256,
@@ -359,6 +361,7 @@ class ParRag(Method):
         prev = plan_id
         for st in steps:
             st.node = ctx.node_id("s")
+            st.question = ctx.whatif.step(st.node, st.question)
             st.question_executed = st.question
             yield T.node_added(st.node, "step", st.question, parents=[prev], layer=4,
                                state="proposed", index=st.index, thought=st.thought,
@@ -648,6 +651,8 @@ class ParRag(Method):
         F = ATTR_F[label]
         Cq = alpha * A + (1 - alpha) * F
         passed = Cq >= cfg.ct
+        if not display_only:
+            passed = ctx.whatif.verdict(vf, "review", passed)
         res = {"accuracy_raw": a_raw, "A": A, "attr_label": label, "F": F,
                "alpha": round(alpha, 4), "C": round(Cq, 4), "C_t": cfg.ct, "passed": passed,
                "judge_backend": f"{ctx.llm.info.backend}:{ctx.llm.info.name} (self-judged)",
@@ -725,6 +730,7 @@ class ParRag(Method):
         before = nxt.question_executed
         if out:
             nxt.question_executed = out
+        nxt.question_executed = ctx.whatif.step(nxt.node, nxt.question_executed)
         yield T.edge_added(st.trajectory_node, nxt.node, "refines", before=before,
                            after=nxt.question_executed)
         yield T.custom("next_question_refined", nxt.node, step=nxt.index, before=before,

@@ -1,0 +1,46 @@
+"""whatif: re-run a stored run with one intervention on one node, behind its stored calls
+(workbench/analysis/whatif.py)."""
+from __future__ import annotations
+
+import argparse
+
+from ..store import Store
+from ._common import add_model_args, backend_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "whatif", help="re-run a stored run with an intervention on one node; unchanged "
+        "calls are replayed from the store, only the calls downstream of the node run")
+    p.add_argument("run_id", metavar="RUN_ID", help="the stored run (`runs list`)")
+    p.add_argument("--node", required=True, help="the node to change (`runs show RUN_ID`)")
+    p.add_argument("--drop", action="append", default=[], metavar="ID",
+                   help="drop this evidence of the node: a passage id, a KG triple or path "
+                        "id (repeatable)")
+    p.add_argument("--add", action="append", default=[], metavar="TEXT",
+                   help="add a passage with this text to the node's evidence (repeatable)")
+    p.add_argument("--add-id", action="append", default=[], metavar="ID", dest="add_ids",
+                   help="add the dataset passage with this id (repeatable)")
+    p.add_argument("--step", metavar="TEXT",
+                   help="replace the node's sub-question / step text")
+    p.add_argument("--verdict", choices=["sufficient", "insufficient", "pass", "fail"],
+                   help="force the node's verdict (CRP-RAG sufficiency; PAR-RAG or CogGRAG "
+                        "review)")
+    p.add_argument("--json", action="store_true",
+                   help="a JSON summary as the last line")
+    add_model_args(p)
+    p.set_defaults(func=cmd_whatif)
+
+
+def cmd_whatif(args: argparse.Namespace) -> int:
+    from ..analysis.whatif import check, whatif
+    from ..methods.intervene import Intervention
+    iv = Intervention(node=args.node, drop=list(args.drop), add=list(args.add),
+                      add_ids=list(args.add_ids), step=args.step, verdict=args.verdict)
+    st = Store()
+    check(st, args.run_id, iv)          # bad input fails before the model loads
+    res = whatif(st, args.run_id, iv, llm=backend_from_args(args))
+    print(res.summary())
+    if args.json:
+        print(res.json_line())
+    return 0
