@@ -5,6 +5,11 @@ the UI and the CLI can render, parse and validate them generically. A knob also 
 what the method's paper uses (``paper=``), so pages can list "paper" against "this
 default"; a config that derives from :class:`PresetConfig` has named presets (groups of
 knobs, e.g. ``small-model``) that :func:`build` expands, recording the preset's name.
+
+Each knob also has a one-line help (at most :data:`HELP_MAX` characters), a ``status``
+(:data:`STATUSES`) and an ``evidence`` link: the docs/ heading where the measurement behind
+its status and default is written. A config names its method page in ``DOCS``; an evidence
+of ``"#anchor"`` is a heading of that page, and no evidence means the page's ``#knobs`` table.
 """
 from __future__ import annotations
 
@@ -19,15 +24,32 @@ from typing import Any, Sequence
 
 NOT_IN_PAPER = "not in the paper"
 
+# What a knob is, for a reader choosing what to change:
+STATUSES = {
+    "paper": "the paper's setting (or the paper's own variant of the method)",
+    "extension": "this project's addition or departure: on by default, or measured to help",
+    "ablation": "switches a part of the method off, or reproduces a departure, to compare",
+    "experimental": "untested, or measured not to help; kept for study (hidden in the UI "
+                    "unless asked for)",
+}
+HELP_MAX = 160          # a knob's help is one line of at most this many characters
+KNOBS_ANCHOR = "#knobs"
+
 
 def knob(default: Any, description: str, *, min: float | None = None, max: float | None = None,
          choices: Sequence[Any] | None = None, group: str = "", ablation: bool = False,
-         paper: Any = NOT_IN_PAPER) -> Any:
+         paper: Any = NOT_IN_PAPER, status: str = "", evidence: str = "") -> Any:
     """A config field. ``paper``: the paper's value (or a short phrase saying what the paper
-    does) when it differs from ``default`` or is worth stating; omitted = not in the paper."""
+    does) when it differs from ``default`` or is worth stating; omitted = not in the paper.
+    ``status``: one of :data:`STATUSES` ("" = ablation for an ``ablation`` knob, else paper
+    where ``paper`` equals the default, else extension). ``evidence``: ``"#anchor"`` on the
+    config's ``DOCS`` page or ``"docs/PAGE.md#anchor"``; "" = the page's knob table."""
+    if status and status not in STATUSES:
+        raise ValueError(f"knob status {status!r} is not one of {', '.join(STATUSES)}")
     meta = {"description": description, "min": min, "max": max,
             "choices": list(choices) if choices is not None else None,
-            "group": group, "ablation": ablation, "paper": paper}
+            "group": group, "ablation": ablation or status == "ablation", "paper": paper,
+            "status": status, "evidence": evidence}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: json.loads(json.dumps(d)), metadata=meta)
     return field(default=default, metadata=meta)
@@ -45,10 +67,34 @@ class KnobSpec:
     group: str
     ablation: bool
     paper: Any = NOT_IN_PAPER
+    status: str = "extension"
+    evidence: str = ""
 
     @property
     def paper_differs(self) -> bool:
         return self.paper != NOT_IN_PAPER and self.paper != self.default
+
+    @property
+    def experimental(self) -> bool:
+        return self.status == "experimental"
+
+
+def knob_status(status: str, ablation: bool, paper: Any, default: Any) -> str:
+    """A knob's status: the declared one, else derived (see :func:`knob`)."""
+    if status:
+        return status
+    if ablation:
+        return "ablation"
+    return "paper" if paper != NOT_IN_PAPER and paper == default else "extension"
+
+
+def evidence_link(cfg_cls: type, evidence: str) -> str:
+    """``docs/PAGE.md#anchor`` for a knob's evidence: "#anchor" and "" resolve against the
+    config's ``DOCS`` page ("" = its knob table); "" where the config names no page."""
+    page = getattr(cfg_cls, "DOCS", "")
+    if evidence and not evidence.startswith("#"):
+        return evidence
+    return f"{page}{evidence or KNOBS_ANCHOR}" if page else ""
 
 
 @dataclass(frozen=True)
@@ -68,7 +114,7 @@ class PresetConfig:
     (``"paper"``, the defaults, is always there)."""
     preset: str = knob(PAPER, "Named group of knobs applied before the explicit ones: paper = "
                        "the defaults (the paper's settings); see `methods NAME` for the "
-                       "others.", group="preset")
+                       "others.", group="preset", status="extension")
 
     PRESETS: typing.ClassVar[dict[str, Preset]] = {}
 
@@ -104,10 +150,12 @@ def knobs(cfg_cls: type) -> list[KnobSpec]:
         choices = m.get("choices")
         if f.name == "preset":
             choices = list(presets_of(cfg_cls)) or None
+        paper, ablation = m.get("paper", NOT_IN_PAPER), m.get("ablation", False)
         out.append(KnobSpec(f.name, _type_name(hints.get(f.name, str)), default,
                             m.get("description", ""), m.get("min"), m.get("max"),
-                            choices, m.get("group", ""), m.get("ablation", False),
-                            m.get("paper", NOT_IN_PAPER)))
+                            choices, m.get("group", ""), ablation, paper,
+                            knob_status(m.get("status", ""), ablation, paper, default),
+                            evidence_link(cfg_cls, m.get("evidence", ""))))
     return out
 
 

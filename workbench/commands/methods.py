@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from .. import trace as T
-from ..config import NOT_IN_PAPER, knobs, parse_sets, presets_of
+from ..config import NOT_IN_PAPER, STATUSES, KnobSpec, knobs, parse_sets, presets_of
 from ..methods import all_methods
 from ..runner import check_question, execute
 from ..store import Store
@@ -31,8 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_args(p)
     p.set_defaults(func=cmd_ask)
 
-    p = sub.add_parser("methods", help="list methods with their knobs")
+    p = sub.add_parser("methods", help="list methods with their knobs and each knob's status")
     p.add_argument("name", nargs="?", help="show one method only")
+    p.add_argument("--status", choices=list(STATUSES), action="append",
+                   help="list only knobs of this status (repeatable)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_methods)
 
@@ -112,8 +114,20 @@ def _report(tr: T.Trace, gold: Any) -> str:
     return "\n".join(lines)
 
 
+def _knob_line(k: KnobSpec) -> str:
+    rng = ""
+    if k.choices:
+        rng = " {" + "|".join(map(str, k.choices)) + "}"
+    elif k.min is not None or k.max is not None:
+        rng = f" [{'' if k.min is None else k.min}..{'' if k.max is None else k.max}]"
+    paper = "" if k.paper == NOT_IN_PAPER else \
+        (" [paper: same]" if k.paper == k.default else f" [paper: {k.paper}]")
+    return f"    {k.name} = {k.default!r} ({k.type}{rng}) [{k.status}]{paper}: {k.description}"
+
+
 def cmd_methods(args: argparse.Namespace) -> int:
     ms = all_methods()
+    wanted = set(getattr(args, "status", None) or STATUSES)
     if args.name:
         if args.name not in ms:
             raise LookupError(f"unknown method {args.name!r}; available: {', '.join(ms)}")
@@ -124,7 +138,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
             out.append({"name": name, "title": cls.title, "kind": cls.kind, "view": cls.view,
                         "prompt_version": cls.prompt_version, "description": cls.description,
                         "thresholds": {k: list(v) for k, v in cls.thresholds.items()},
-                        "knobs": [vars(k) for k in knobs(cls.Config)],
+                        "knobs": [vars(k) for k in knobs(cls.Config)
+                                  if k.status in wanted],
                         "presets": {n: {"description": p.description, "knobs": p.knobs}
                                     for n, p in presets_of(cls.Config).items()}})
         print(json.dumps(out, indent=2, default=str))
@@ -138,18 +153,20 @@ def cmd_methods(args: argparse.Namespace) -> int:
             th = ", ".join(f"{s} ({k}, {d} is better)" for s, (k, d) in cls.thresholds.items())
             print(f"  thresholds: {th}")
         for k in knobs(cls.Config):
-            rng = ""
-            if k.choices:
-                rng = " {" + "|".join(map(str, k.choices)) + "}"
-            elif k.min is not None or k.max is not None:
-                rng = f" [{'' if k.min is None else k.min}..{'' if k.max is None else k.max}]"
-            tag = " (ablation)" if k.ablation else ""
-            paper = "" if k.paper == NOT_IN_PAPER else \
-                (" [paper: same]" if k.paper == k.default else f" [paper: {k.paper}]")
-            print(f"    {k.name} = {k.default!r} ({k.type}{rng}){tag}{paper}: {k.description}")
+            if k.status in wanted:
+                print(_knob_line(k))
         for pname, pre in presets_of(cls.Config).items():
             if pre.knobs:
                 sets = ", ".join(f"{k}={v!r}" for k, v in pre.knobs.items())
                 print(f"  preset {pname}: {sets}. {pre.description}")
         print()
+    if not args.name:
+        from ..eval.knobs import EVAL_KNOBS
+        print("eval knobs (any method: `eval --set NAME=VALUE`)")
+        for k in EVAL_KNOBS.values():
+            if k.status in wanted:
+                print(_knob_line(k))
+        print()
+    print("status: " + "; ".join(f"{s} = {d}" for s, d in STATUSES.items()))
+    print("evidence: docs/methods/<method>.md, `methods --json` gives each knob's link")
     return 0

@@ -3,7 +3,8 @@
 The knowledge-centric CRAG study (crag-benchmark.md §2.4-2.5, §5.6) varies the number
 of chunks, the chunk size, the retriever, injected noise chunks and "I don't know"
 prompting. When a method's Config has a knob of the same name, the method's knob is
-used; otherwise these wrappers supply it without touching the method:
+used; otherwise these wrappers supply it without touching the method. They are typed knobs
+like a method's (:class:`EvalKnobs`, documented in docs/evaluation.md#study-knobs):
 
 - ``top_k``: every retrieval asks for this many passages, whatever the method asked;
 - ``retriever``: every retrieval is served by this kind (``bm25`` | ``dense`` | ``hybrid``);
@@ -22,8 +23,10 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
+from ..config import KnobSpec, coerce, knob
+from ..config import knobs as _knobs
 from ..knowledge.types import Hit
 from ..llm import batching
 from ..llm.base import GenRequest
@@ -33,44 +36,45 @@ IDK_INSTRUCTION = ("If the information above is not enough to answer the questio
 IDK_PROMPT_VERSION = "idk-1"
 
 
-@dataclass(frozen=True)
-class EvalKnob:
-    name: str
-    type: str
-    default: Any
-    description: str
-    choices: tuple | None = None
-    min: float | None = None
+_STUDY = "#study-knobs"
 
 
-EVAL_KNOBS: dict[str, EvalKnob] = {k.name: k for k in [
-    EvalKnob("top_k", "int", 0, "Passages per retrieval (0 = as the method asks)", min=0),
-    EvalKnob("retriever", "str", "", "Serve every retrieval with this retriever ('' = as the method asks)",
-             choices=("", "bm25", "dense", "hybrid")),
-    EvalKnob("chunk_size", "int", 0, "Re-split passages into chunks of at most N words (0 = as stored)", min=0),
-    EvalKnob("chunk_overlap", "int", 0, "Words shared by consecutive chunks", min=0),
-    EvalKnob("noise_k", "int", 0, "Random corpus passages inserted after each retrieval", min=0),
-    EvalKnob("noise_position", "str", "append", "Where noise goes in the hit list",
-             choices=("append", "prepend", "random")),
-    EvalKnob("noise_pool", "str", "unretrieved", "Draw noise from the corpus excluding the "
-             "retrieved passages ('unretrieved') or from all of it ('all')",
-             choices=("unretrieved", "all")),
-    EvalKnob("noise_seed", "int", 0, "Seed of the noise RNG (keyed with question id and query)", min=0),
-    EvalKnob("idk_prompt", "bool", False, "Tell the model to answer \"I don't know\" when unsure"),
-]}
+@dataclass
+class EvalKnobs:
+    """The evaluation-level knobs, declared as a method's are (``eval --set NAME=VALUE``)."""
+    DOCS: ClassVar[str] = "docs/evaluation.md"
+
+    top_k: int = knob(0, "Passages per retrieval (0 = as the method asks)", min=0, group="eval",
+                      evidence=_STUDY)
+    retriever: str = knob("", "Serve every retrieval with this retriever ('' = as the method "
+                          "asks)", choices=["", "bm25", "dense", "hybrid"], group="eval",
+                          evidence=_STUDY)
+    chunk_size: int = knob(0, "Re-split passages into chunks of at most N words (0 = as stored)",
+                           min=0, group="eval", evidence=_STUDY)
+    chunk_overlap: int = knob(0, "Words shared by consecutive chunks", min=0, group="eval",
+                              evidence=_STUDY)
+    noise_k: int = knob(0, "Random corpus passages inserted after each retrieval", min=0,
+                        group="eval", evidence=_STUDY)
+    noise_position: str = knob("append", "Where noise goes in the hit list",
+                               choices=["append", "prepend", "random"], group="eval",
+                               evidence=_STUDY)
+    noise_pool: str = knob("unretrieved", "Draw noise from the corpus excluding the retrieved "
+                           "passages ('unretrieved') or from all of it ('all')",
+                           choices=["unretrieved", "all"], group="eval", evidence=_STUDY)
+    noise_seed: int = knob(0, "Seed of the noise RNG (keyed with question id and query)", min=0,
+                           group="eval", evidence=_STUDY)
+    idk_prompt: bool = knob(False, "Tell the model to answer \"I don't know\" when unsure",
+                            group="eval", evidence=_STUDY)
+
+
+EVAL_KNOBS: dict[str, KnobSpec] = {k.name: k for k in _knobs(EvalKnobs)}
 
 
 def coerce_eval_knob(name: str, value: Any) -> Any:
-    from ..config import ConfigError, KnobSpec, coerce
     k = EVAL_KNOBS[name]
-    spec = KnobSpec(k.name, k.type, k.default, k.description, k.min, None,
-                    list(k.choices) if k.choices else None, "eval", False)
     if isinstance(value, str) and value.strip().lower() in ("none", "null") and k.type != "str":
         value = k.default
-    try:
-        return coerce(spec, value)
-    except ConfigError:
-        raise
+    return coerce(k, value)
 
 
 def active(knobs: dict[str, Any]) -> dict[str, Any]:

@@ -37,11 +37,11 @@ _UNKNOWN_SPANS = {"unknown", "unkown", "i dont know", "i do not know", "not know
 
 def span_knob(paper: str, group: str = "answer") -> Any:
     """The ``answer_span`` knob; ``paper`` says how the paper got its scored answer."""
-    return knob(True, "Answer-span extraction: one extra constrained call turns the final "
-                "long answer into a short answer (an entity, a date, a number, yes/no or "
-                "unknown) that EM and token F1 can score, as the papers' benchmarks do; the "
-                "long answer stays on the graph. Off = the method's own answer, as before.",
-                group=group, paper=paper)
+    # The long answer stays on the graph; off = the method's own answer, as before.
+    return knob(True, "One extra constrained call turns the long final answer into a short "
+                "span (entity, date, number, yes/no, unknown) for EM and F1; off = the long answer",
+                group=group, paper=paper, status="extension",
+                evidence="docs/methods/overview.md#every-answer-is-a-short-span")
 
 
 @dataclass

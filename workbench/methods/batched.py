@@ -42,13 +42,14 @@ DEFAULT_BATCH = 1
 
 def batch_knob() -> Any:
     """The ``batch_size`` knob every method with independent calls has."""
+    # 1 is the default because on 2 CPU cores the methods' calls are bound by prompt
+    # processing and batching did not speed them up (figures above). The trace is the same
+    # either way; a batched sequence's numbers can differ in the last bits, so a near-tie can
+    # flip. Each call records its batch.
     return knob(DEFAULT_BATCH, "Independent LLM calls run together as one llama.cpp batch of "
-                "at most this many sequences (1 = one after another, the unbatched method; "
-                "the default, because on 2 CPU cores the methods' calls are bound by prompt "
-                "processing and batching did not speed them up; try 4 on a GPU). "
-                "The trace is the same either way; with llama.cpp the numbers of a batched "
-                "sequence can differ in the last bits, so a near-tie can flip. Each call "
-                "records its batch.", min=1, max=8, group="batching")
+                "at most this many sequences (1 = one after another, unbatched; try 4 on a GPU)",
+                min=1, max=8, group="batching", status="extension",
+                evidence="docs/performance.md#batching-a-runs-calls")
 
 
 def has_batching(method_cls: type) -> bool:

@@ -243,7 +243,8 @@ def context_knob(**kw: Any) -> Any:
     from ..config import knob
     return knob("relevance", "Passage text kept within passage_chars: the sentences most "
                 "relevant to the query (title kept), the first characters, or whole passages",
-                choices=list(MODES), **kw)
+                choices=list(MODES), status="extension",
+                evidence="docs/methods/baselines.md#passage-context-relevance-not-position", **kw)
 
 
 def cut_html(record: dict[str, Any] | None) -> str:

@@ -1,5 +1,10 @@
 """Widgets for a method's typed config: one input per knob, grouped as the config groups
-them, returning only the values that differ from the defaults (or a preset's)."""
+them, returning only the values that differ from the defaults (or a preset's).
+
+Experimental knobs (status ``experimental``: untested, or measured not to help) are hidden
+behind a "show experimental knobs" toggle; one whose value is not its default (a stored
+run's, a preset's, or set before the toggle went off) is shown anyway, so a form never
+hides a value that the run will use."""
 from __future__ import annotations
 
 import json
@@ -18,6 +23,7 @@ def knob_inputs(cfg_cls: type, key: str, initial: dict[str, Any] | None = None,
     initial = initial or {}
     base = base or {}
     specs = [sp for sp in cfgmod.knobs(cfg_cls) if sp.name != "preset"]
+    specs = _visible(specs, key, initial, base)
     out: dict[str, Any] = {}
     groups: dict[str, list[cfgmod.KnobSpec]] = {}
     for sp in specs:
@@ -38,6 +44,34 @@ def knob_inputs(cfg_cls: type, key: str, initial: dict[str, Any] | None = None,
 
 
 _INVALID = object()
+
+
+def _visible(specs: list[cfgmod.KnobSpec], key: str, initial: dict[str, Any],
+             base: dict[str, Any]) -> list[cfgmod.KnobSpec]:
+    """The knobs to draw: all but the experimental ones at their default, unless the
+    "show experimental knobs" toggle under ``key`` is on."""
+    hidden = [sp for sp in specs if sp.experimental]
+    if not hidden:
+        return specs
+    ss = st.session_state
+    show = st.toggle(f"show experimental knobs ({len(hidden)})", key=f"{key}__show_experimental",
+                     help="Knobs that are untested or were measured not to help; the method "
+                          "page says what was measured. A knob set to another value is always "
+                          "shown.")
+    if show:
+        return specs
+
+    def changed(sp: cfgmod.KnobSpec) -> bool:
+        wkey = f"{key}__{sp.name}"
+        value = ss[wkey] if wkey in ss else initial.get(sp.name, sp.default)
+        if sp.type in ("list", "dict") and isinstance(value, str):
+            try:
+                value = cfgmod.coerce(sp, value)
+            except cfgmod.ConfigError:
+                return True
+        return value != sp.default or value != base.get(sp.name, sp.default)
+
+    return [sp for sp in specs if not sp.experimental or changed(sp)]
 
 
 def _knob_widget(sp: cfgmod.KnobSpec, key: str, value: Any) -> Any:

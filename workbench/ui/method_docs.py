@@ -17,14 +17,14 @@ def _fmt(v: Any) -> str:
 
 
 def paper_rows(cfg_cls: type) -> list[dict[str, Any]]:
-    """One row per knob: its name, the paper's value, this default, and whether they differ
-    (``"not in the paper"`` where the paper has no such setting)."""
+    """One row per knob: its name, the paper's value, this default, whether they differ
+    (``"not in the paper"`` where the paper has no such setting) and its status."""
     rows = []
     for k in cfgmod.knobs(cfg_cls):
         if k.name == "preset":
             continue
         rows.append({"knob": k.name, "paper": _fmt(k.paper), "this default": _fmt(k.default),
-                     "differs": k.paper_differs, "group": k.group})
+                     "differs": k.paper_differs, "status": k.status, "group": k.group})
     return rows
 
 
