@@ -178,6 +178,7 @@ def test_the_form_hides_experimental_knobs_until_asked():
     keys = _keys(at)
     assert "f__top_k" in keys and "f__no_aggregation" in keys
     assert not {"f__named_steps", "f__comparison_demos"} & keys
+    assert at.toggle(key="f__no_aggregation").help.endswith("status: ablation")
     at.toggle(key="f__show_experimental").set_value(True).run()
     assert {"f__named_steps", "f__comparison_demos"} <= _keys(at)
     # a value set while shown stays shown (and in the overrides) after the toggle goes off

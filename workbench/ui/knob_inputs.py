@@ -76,7 +76,7 @@ def _visible(specs: list[cfgmod.KnobSpec], key: str, initial: dict[str, Any],
 
 def _knob_widget(sp: cfgmod.KnobSpec, key: str, value: Any) -> Any:
     """One widget; its initial value goes through session state (never both ways)."""
-    help_ = sp.description or None
+    help_ = (f"{sp.description}  \nstatus: {sp.status}" if sp.description else None)
     label = sp.name
     ss = st.session_state
     if sp.choices:
