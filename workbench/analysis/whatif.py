@@ -39,6 +39,15 @@ from ..trace import Event, Trace
 INTERVENTION_APPLIED = "intervention_applied"
 OK_STATUSES = ("finished", "refused")
 
+try:        # the event registry (workbench/events.py), where this version has one
+    from ..events import EventSpec, declare
+    declare(EventSpec(
+        INTERVENTION_APPLIED, "A what-if's intervention and where it applied (just before "
+        "run_finished of the re-run)", required=("parent_run_id", "intervention", "applied"),
+        optional=("renamed",), node=True, source="what-if"))
+except ImportError:     # pragma: no cover
+    pass
+
 
 class WhatIfError(ValueError):
     """Bad input for a what-if; nothing was written."""
@@ -65,7 +74,9 @@ class WhatIfResult:
     fresh_scores: int
     replayed_scores: int
     parent_calls: int                # the parent run's model calls
-    changed_nodes: list[str]         # in both runs, something differs
+    changed_nodes: list[str]         # in both runs: the node intervened on, and those whose
+    #                                  text, state, evidence or answer differs
+    rerun_nodes: list[str]           # nodes that made a fresh call
     added_nodes: list[str]
     removed_nodes: list[str]
     renamed: dict[str, str]          # counter id in the re-run -> id stored (carried over)
@@ -91,6 +102,8 @@ class WhatIfResult:
                  f"{self.parent_llm_ms / 1000:.2f} s"]
         if self.fresh_scores or self.replayed_scores:
             lines.append(f"scorings: {self.fresh_scores} fresh, {self.replayed_scores} replayed")
+        if self.rerun_nodes:
+            lines.append("re-run at nodes: " + ", ".join(self.rerun_nodes))
         lines.append("changed nodes: " + (", ".join(self.changed_nodes) or "none")
                      + (f"; new: {', '.join(self.added_nodes)}" if self.added_nodes else "")
                      + (f"; gone: {', '.join(self.removed_nodes)}" if self.removed_nodes
@@ -101,7 +114,7 @@ class WhatIfResult:
         keys = ("run_id", "parent_run_id", "method", "node", "intervention", "status",
                 "answer", "parent_answer", "answer_changed", "correct", "parent_correct",
                 "fresh_calls", "replayed_calls", "reused_calls", "fresh_call_ids",
-                "fresh_scores", "replayed_scores", "parent_calls", "changed_nodes",
+                "fresh_scores", "replayed_scores", "parent_calls", "changed_nodes", "rerun_nodes",
                 "added_nodes", "removed_nodes", "wall_ms", "llm_ms", "parent_llm_ms")
         d = self.to_dict()
         return json.dumps({k: d[k] for k in keys}, default=str)
@@ -425,8 +438,10 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
         fresh_scores=sum(1 for e in scores if not e.data.get("replayed_from")),
         replayed_scores=sum(1 for e in scores if e.data.get("replayed_from")),
         parent_calls=int(parent.totals()["llm_calls"]),
-        changed_nodes=[n for n in common if _node_sig(new, new.nodes[n])
-                       != _node_sig(parent, parent.nodes[n])],
+        changed_nodes=[n for n in common if (n == iv.node and hook.applied) or
+                       _node_sig(new, new.nodes[n]) != _node_sig(parent, parent.nodes[n])],
+        rerun_nodes=list(dict.fromkeys(c.get("node_id") for _, c in fresh
+                                       if c.get("node_id"))),
         added_nodes=[n for n in new.nodes if n not in parent.nodes],
         removed_nodes=[n for n in parent.nodes if n not in new.nodes],
         renamed={a: b for a, b in mapping.items() if a != b}, applied=hook.applied,

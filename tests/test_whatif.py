@@ -1,0 +1,411 @@
+"""What-if: an intervention on one node of a stored run re-runs exactly the calls downstream
+of it behind CallReplay of the run's own calls; the rest replay; node ids carry over."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench import config as cfgmod
+from workbench import trace as T
+from workbench.analysis.whatif import WhatIfError, check, whatif
+from workbench.cli import main
+from workbench.knowledge.types import Hit
+from workbench.llm.base import ModelInfo
+from workbench.llm.scripted import ScriptedBackend
+from workbench.methods import get_method
+from workbench.methods.base import RunContext
+from workbench.methods.common import HashEmbedder
+from workbench.methods.intervene import Intervention
+from workbench.runner import execute
+from workbench.store import Store
+
+import tests.test_methods_kg_coggrag as TC
+import tests.test_methods_text_crp as TCRP
+import tests.test_methods_text_par as TP
+from tests.kg_toy import question, toy_kg
+
+Q = "Where was the director of Spirited Away born?"
+
+
+class Passages:
+    """Three fixed passages for any query (standard RAG's evidence)."""
+    name = "bm25"
+
+    def search(self, query, k=5):
+        return [Hit(f"d{i}", f"Doc {i}", f"Passage {i} says {query}", "bm25", 1.0 / i, i)
+                for i in range(1, 4)][:k]
+
+
+def _rag_backend():
+    be = ScriptedBackend()
+    # the answer follows the first passage the prompt shows
+    be.add("Passage 1 says", "Tokyo")
+    be.add("Passage 2 says", "Kyoto")
+    be.add("added text", "Osaka")
+    return be.add("", "Nara")
+
+
+# ---------------------------------------------------------------- harness
+
+def original(st, name, be, ctx_kw, q, over=None):
+    m = get_method(name)
+    ctx = RunContext(llm=be, config=cfgmod.build(m.Config, over or {}), **ctx_kw())
+    evs = list(execute(m, ctx, q, store=st))
+    assert evs[-1].data["status"] in ("finished", "refused"), evs[-1].data
+    return evs[0].run_id
+
+
+def builder(ctx_kw):
+    def build(run, llm, parent):
+        m = get_method(run["method"])
+        return m, RunContext(llm=llm, config=cfgmod.build(m.Config, run["config"]),
+                             seed=run["seed"], **ctx_kw())
+    return build
+
+
+def fresh_set(res):
+    return sorted((f["node"], f["purpose"]) for f in res.fresh)
+
+
+def n_runs(st):
+    return st.query("SELECT count(*) AS n FROM runs")[0]["n"]
+
+
+RAG_KW = lambda: dict(retrievers={"bm25": Passages()}, dataset="toy")          # noqa: E731
+PAR_KW = lambda: dict(retrievers={"dense": TP.TinyRetriever("dense"),          # noqa: E731
+                                  "bm25": TP.TinyRetriever("bm25")},
+                      embedder=HashEmbedder(), extra={"par_questions": TP.SEEDS})
+CRP_KW = lambda: dict(retrievers={"dense": TCRP.TinyRetriever()},              # noqa: E731
+                      embedder=TCRP.FakeEmbedder({"studio": [1, 0, 0, 0, 0, 0, 0, 0]}))
+
+
+@pytest.fixture(scope="module")
+def kg():
+    return toy_kg()
+
+
+@pytest.fixture
+def st(tmp_path):
+    return Store(tmp_path / "s.duckdb")
+
+
+# ---------------------------------------------------------------- standard RAG
+
+def test_standard_rag_drop_reruns_only_the_answer_and_is_stored_with_its_parent(st):
+    rid = original(st, "standard-rag", _rag_backend(), RAG_KW, Q)
+    parent = st.trace(rid)
+    assert [n for n in parent.nodes] == ["q1", "r2", "a3"] and parent.answer["text"] == "Tokyo"
+    be = _rag_backend()
+    res = whatif(st, rid, Intervention("r2", drop=["d1"]), llm=be, build=builder(RAG_KW))
+    assert fresh_set(res) == [("a3", "answer")] and len(be.calls) == 1
+    assert res.replayed_calls == 0 and res.answer == "Kyoto" and res.answer_changed
+    assert res.changed_nodes == ["r2", "a3"] and res.added_nodes == res.removed_nodes == []
+    row = st.get_run(res.run_id)
+    assert row["parent_run_id"] == rid and row["answer"] == "Kyoto"
+    tr = st.trace(res.run_id)
+    assert tr.meta["parent_run_id"] == rid
+    assert tr.meta["intervention"]["drop"] == ["d1"]
+    assert [h["id"] for h in tr.nodes["r2"].evidence[0]["hits"]] == ["d2", "d3"]
+    applied = [e for e in tr.log if e["type"] == "intervention_applied"]
+    assert applied and applied[0]["node_id"] == "r2"
+    assert applied[0]["data"]["applied"][0]["dropped"] == ["d1"]
+    # the fresh call is not marked replayed; the events end with run_finished
+    call = tr.llm_calls[res.fresh_call_ids[0]]
+    assert not call.get("replayed_from")
+    assert st.events(res.run_id)[-1].type == T.RUN_FINISHED
+
+
+def test_a_noop_intervention_replays_every_call(st):
+    rid = original(st, "standard-rag", _rag_backend(), RAG_KW, Q)
+    be = _rag_backend()
+    res = whatif(st, rid, Intervention("r2"), llm=be, build=builder(RAG_KW))
+    assert res.fresh_calls == 0 and be.calls == [] and res.replayed_calls == 1
+    assert res.answer == "Tokyo" and not res.answer_changed and res.changed_nodes == []
+    assert list(st.trace(res.run_id).nodes) == ["q1", "r2", "a3"]
+
+
+def test_added_text_and_dataset_passage_and_replaced_query(st):
+    rid = original(st, "standard-rag", _rag_backend(), RAG_KW, Q)
+    res = whatif(st, rid, Intervention("r2", drop=["d1", "d2", "d3"], add=["added text"]),
+                 llm=_rag_backend(), build=builder(RAG_KW))
+    assert res.answer == "Osaka" and fresh_set(res) == [("a3", "answer")]
+    hits = st.trace(res.run_id).nodes["r2"].evidence[0]["hits"]
+    assert [(h["id"], h["retriever"]) for h in hits] == [("added:1", "added")]
+
+    class P:
+        id, title, text = "p9", "Nine", "Passage 2 says something"
+    res = whatif(st, rid, Intervention("r2", drop=["d1"], add_ids=["p9"]), llm=_rag_backend(),
+                 build=builder(RAG_KW), passage={"p9": P}.get)
+    assert [h["id"] for h in st.trace(res.run_id).nodes["r2"].evidence[0]["hits"]] == \
+        ["d2", "d3", "p9"]
+    with pytest.raises(WhatIfError, match="no passage nope"):
+        whatif(st, rid, Intervention("r2", add_ids=["nope"]), llm=_rag_backend(),
+               build=builder(RAG_KW), passage={"p9": P}.get)
+    res = whatif(st, rid, Intervention("r2", step="another query"), llm=_rag_backend(),
+                 build=builder(RAG_KW))
+    assert st.trace(res.run_id).nodes["r2"].text == "another query"
+    assert fresh_set(res) == [("a3", "answer")]
+
+
+# ---------------------------------------------------------------- CRP-RAG
+
+def _crp(plan=TCRP.DIAMOND):
+    return TCRP.make_backend(plan, {})
+
+
+def test_crp_rag_evidence_verdict_and_step_rerun_only_downstream_calls(st):
+    rid = original(st, "crp-rag", _crp(), CRP_KW, TCRP.Q)
+    parent = st.trace(rid)
+    a = next(n.id for n in parent.nodes.values() if n.text == TCRP.A)
+    b = next(n.id for n in parent.nodes.values() if n.text == TCRP.B)
+    assert (a, b) == ("v2", "v3")
+    total = len(parent.llm_calls)
+    # drop a passage of A: A's aggregation re-runs; its summary (scripted: the step only) is
+    # the same, so nothing below it changes and every other call replays
+    res = whatif(st, rid, Intervention(a, drop=["d1"]), llm=_crp(), build=builder(CRP_KW))
+    assert fresh_set(res) == [(a, "aggregate")]
+    assert res.replayed_calls + res.reused_calls == total - 1
+    # force A insufficient: the paths through A are pruned, the one through B answers alone;
+    # its calls replay, and only the span extraction of its (new) answer runs
+    res = whatif(st, rid, Intervention(a, verdict="insufficient"), llm=_crp(),
+                 build=builder(CRP_KW))
+    assert fresh_set(res) == [("x5", "answer_span")]
+    tr = st.trace(res.run_id)
+    assert tr.nodes[a].state == "insufficient" and parent.nodes[a].state == "sufficient"
+    assert all(a not in p["nodes"] for p in tr.paths.values() if p["state"] == "selected")
+    assert res.answer != res.parent_answer and set(res.changed_nodes) >= {a, "a6"}
+    # a new step text for B: B's proposals re-run (and the merge of its child); A's do not
+    plan = dict(TCRP.DIAMOND)
+    plan["Find the 2001 films."] = plan[TCRP.B]
+    res = whatif(st, rid, Intervention(b, step="Find the 2001 films."), llm=_crp(plan),
+                 build=builder(CRP_KW))
+    tr = st.trace(res.run_id)
+    assert tr.nodes[b].text == "Find the 2001 films."
+    assert tr.nodes[a].text == TCRP.A and tr.nodes["v1"].kind == "question"
+    fresh = fresh_set(res)
+    assert (b, "generate") in {(n, p.split(":")[0]) for n, p in fresh} or \
+        any(n == b for n, _ in fresh)
+    assert not any(n == a for n, _ in fresh)           # A is upstream of nothing B changed
+    assert 0 < res.fresh_calls < len(tr.llm_calls)
+
+
+# ---------------------------------------------------------------- PAR-RAG
+
+def _par():
+    return TP.make_backend(TP.TWO_STEPS)
+
+
+def test_par_rag_late_drop_reruns_the_step_read_review_and_final(st):
+    rid = original(st, "par-rag", _par(), PAR_KW, TP.Q)
+    parent = st.trace(rid)
+    assert [n.id for n in parent.nodes.values() if n.kind == "retrieval"] == ["r7", "r11"]
+    res = whatif(st, rid, Intervention("r11", drop=["dense1"]), llm=_par(),
+                 build=builder(PAR_KW))
+    # the read of step 2 cites [1], now dense2: the review and the final answer see it
+    assert fresh_set(res) == [("a15", "final"), ("rd12", "read"), ("vf13", "attribution"),
+                              ("vf13", "judge")]
+    assert res.replayed_calls == len(parent.llm_calls) - 4
+    assert list(st.trace(res.run_id).nodes) == list(parent.nodes)
+
+
+def test_par_rag_forced_failed_review_adds_a_revision_and_later_nodes_keep_their_ids(st):
+    rid = original(st, "par-rag", _par(), PAR_KW, TP.Q)
+    parent = st.trace(rid)
+    res = whatif(st, rid, Intervention("vf9", verdict="fail"), llm=_par(),
+                 build=builder(PAR_KW))
+    tr = st.trace(res.run_id)
+    assert tr.nodes["vf9"].state == "failed_verification"
+    # the revision (sparse retrieval and a second read) is new; step 2's nodes keep their ids
+    assert res.added_nodes == ["r10", "rd11", "tj12"] and res.removed_nodes == ["tj10"]
+    for nid in ("r11", "rd12", "vf13", "tj14", "a15"):
+        assert tr.nodes[nid].kind == parent.nodes[nid].kind
+        assert tr.nodes[nid].text == parent.nodes[nid].text
+    assert tr.nodes["r11"].parents == ["s6"]
+    # only the revision's read and the final answer ran; step 2 replayed
+    assert fresh_set(res) == [("a15", "final"), ("rd11", "read")]
+    assert not any(n.startswith(("r13", "rd14")) for n in tr.nodes)
+    # a step text replaces the refined question: only the refinement call itself re-runs
+    res = whatif(st, rid, Intervention("s6", step=TP.REFINED), llm=_par(),
+                 build=builder(PAR_KW))
+    assert fresh_set(res) == [("s6", "refine")]
+
+
+# ---------------------------------------------------------------- CogGRAG
+
+def _cog_kw(kg):
+    return lambda: dict(kg=kg, embedder=TC.BowEmbedder(), gold=question("t2"))
+
+
+def test_coggrag_verdict_and_dropped_triple_rerun_the_reasoning_above(st, kg):
+    kw = _cog_kw(kg)
+    rid = original(st, "coggrag", TC._backend(), kw, TC.ROOT_Q)
+    parent = st.trace(rid)
+    # forced fail of 0.1's review: its re-think runs, then the root's reasoning over it
+    res = whatif(st, rid, Intervention("0.1", verdict="fail"), llm=TC._backend(),
+                 build=builder(kw))
+    assert fresh_set(res) == [("0", "reason"), ("0", "verify"), ("0.1", "rethink")]
+    assert st.trace(res.run_id).nodes["0.1"].attrs.get("rethought") is True
+    # a dropped kept triple: every reasoning call that saw it re-runs; decomposition and key
+    # extraction replay
+    kept = [h["id"] for e in parent.nodes["kg"].evidence for h in e["hits"]
+            if h["meta"]["kept"]]
+    res = whatif(st, rid, Intervention("kg", drop=kept[:1]), llm=TC._backend(),
+                 build=builder(kw))
+    assert {p for _, p in fresh_set(res)} == {"reason", "verify"}
+    assert not {p for _, p in fresh_set(res)} & {"decompose", "keys_local", "keys_global"}
+    assert list(st.trace(res.run_id).nodes) == list(parent.nodes)
+    # a no-op replays all
+    res = whatif(st, rid, Intervention("0.2"), llm=TC._backend(), build=builder(kw))
+    assert res.fresh_calls == 0 and res.fresh_scores == 0
+
+
+# ---------------------------------------------------------------- FRAG
+
+def test_frag_dropped_path_reruns_the_one_reasoning_call(st, kg):
+    q = question("t2")
+    kw = lambda: dict(kg=kg, gold=q)           # noqa: E731
+    rid = original(st, "frag", ScriptedBackend(default="Port Amsel"), kw, q.question,
+                   {"ranker": "tfidf", "estimator": "heuristic"})
+    be = ScriptedBackend(default="Port Amsel")
+    res = whatif(st, rid, Intervention("st:rerank", drop=["p:1"]), llm=be, build=builder(kw))
+    assert fresh_set(res) == [("reason", "answer")]
+    assert "p:1" not in be.calls[0]["prompt"].split("\n")[0] and res.correct is True
+    assert "Glass Harbor" in be.calls[0]["prompt"]
+    with pytest.raises(WhatIfError, match="cannot take a verdict intervention on node reason"):
+        whatif(st, rid, Intervention("reason", verdict="pass"), llm=be, build=builder(kw))
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_bad_input_is_one_clear_error_and_writes_nothing(st):
+    rid = original(st, "standard-rag", _rag_backend(), RAG_KW, Q)
+    crp = original(st, "crp-rag", _crp(), CRP_KW, TCRP.Q)
+    before = n_runs(st)
+    cases = [
+        (rid.replace("run_", "run_x"), Intervention("r2"), RAG_KW, "no run"),
+        (rid, Intervention("v9"), RAG_KW, "has no node 'v9'; its nodes: q1, r2, a3"),
+        (rid, Intervention("r2", drop=["d7"]), RAG_KW, "no evidence d7; its evidence ids: d1"),
+        (rid, Intervention("a3", drop=["d1"]), RAG_KW, "retrieved no evidence"),
+        (rid, Intervention("r2", verdict="sufficient"), RAG_KW,
+         "standard-rag cannot take a verdict intervention on node r2"),
+        (rid, Intervention("q1", step="x"), RAG_KW, "nodes that take one: r2"),
+        (rid, Intervention("r2", verdict="maybe"), RAG_KW, "unknown verdict"),
+        (rid, Intervention("r2", step="  "), RAG_KW, "blank"),
+        (crp, Intervention("v2", verdict="pass"), CRP_KW,
+         "node v2 has a sufficiency verdict (sufficient/insufficient), not 'pass'"),
+        (crp, Intervention("v1", verdict="insufficient"), CRP_KW, "produces no verdict"),
+    ]
+    for run_id, iv, kw, msg in cases:
+        with pytest.raises(WhatIfError) as e:
+            whatif(st, run_id, iv, llm=_crp() if kw is CRP_KW else _rag_backend(),
+                   build=builder(kw))
+        assert msg in str(e.value) and "\n" not in str(e.value), (msg, str(e.value))
+    # another model: refused, both named
+    other = _rag_backend()
+    other.info = ModelInfo(name="other-model", backend="scripted", sha256="f" * 64)
+    with pytest.raises(WhatIfError, match="made with model scripted .* but other-model"):
+        whatif(st, rid, Intervention("r2", drop=["d1"]), llm=other, build=builder(RAG_KW))
+    assert n_runs(st) == before
+
+
+def test_an_interrupted_run_has_incomplete_calls_and_is_refused(st):
+    m = get_method("standard-rag")
+    ctx = RunContext(llm=_rag_backend(), config=cfgmod.build(m.Config, {}), **RAG_KW())
+    gen = execute(m, ctx, Q, store=st)
+    rid = next(gen).run_id
+    next(gen)
+    gen.close()
+    assert st.get_run(rid)["status"] == "interrupted"
+    with pytest.raises(WhatIfError, match="interrupted.*incomplete"):
+        check(st, rid, Intervention("q1"))
+    # a finished run whose stored call lost its output is incomplete too
+    rid = original(st, "standard-rag", _rag_backend(), RAG_KW, Q)
+    st.execute("UPDATE events SET data = json_object('purpose', 'answer') "
+               "WHERE run_id = ? AND type = 'llm_call'", [rid])
+    with pytest.raises(WhatIfError, match="without prompt or output"):
+        check(st, rid, Intervention("r2"))
+
+
+# ---------------------------------------------------------------- store and CLI
+
+def test_an_old_store_migrates_to_v7_with_a_null_parent_run_id(tmp_path):
+    import duckdb
+
+    from workbench.store import _MIGRATIONS
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))          # a store as version 6 made it
+    for v in range(1, 7):
+        for sql in _MIGRATIONS[v]:
+            con.execute(sql)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '6')")
+    con.execute("INSERT INTO runs (run_id, question, status) VALUES ('run_old', 'q', "
+                "'finished')")
+    con.close()
+    st = Store(path)
+    assert st.schema_version() == 7
+    assert st.get_run("run_old")["parent_run_id"] is None
+
+
+def test_cli_whatif_prints_a_summary_and_a_json_last_line(monkeypatch, capsys):
+    from workbench.workspace import build_context
+    st = Store()
+    m, ctx = build_context("standard-rag", llm=_rag_backend(), dataset="demo",
+                           overrides={"retriever": "bm25", "top_k": 2})
+    rid = list(execute(m, ctx, Q, store=st))[0].run_id
+    parent = st.trace(rid)
+    first = parent.nodes["r2"].evidence[0]["hits"][0]["id"]
+    monkeypatch.setattr("workbench.commands.whatif.backend_from_args",
+                        lambda args: _rag_backend())
+    assert main(["whatif", rid, "--node", "r2", "--drop", first, "--json"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0].startswith("what-if run ") and f"of run {rid}" in out[0]
+    js = json.loads(out[-1])
+    assert js["parent_run_id"] == rid and js["fresh_calls"] == 1
+    assert js["replayed_calls"] == 0 and js["fresh_calls"] + js["replayed_calls"] == 1
+    assert st.get_run(js["run_id"])["parent_run_id"] == rid
+    # bad input: one line on stderr, exit 2, before any model loads
+    monkeypatch.setattr("workbench.commands.whatif.backend_from_args",
+                        lambda args: pytest.fail("the model must not load"))
+    assert main(["whatif", rid, "--node", "r2", "--drop", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: node r2 has no evidence nope")
+
+
+# ---------------------------------------------------------------- real model
+
+CRP_SMALL = {"retriever": "bm25", "samples_per_sink": 1, "max_iterations": 2, "max_nodes": 3,
+             "top_k": 2, "gen_max_tokens": 40, "summary_max_tokens": 40, "eval_max_tokens": 12,
+             "step_max_tokens": 16, "answer_max_tokens": 40}
+
+
+def test_a_real_model_whatif_on_crp_rag_reruns_fewer_calls_than_the_run(default_llm):
+    from workbench.datasets import load_dataset
+    from workbench.workspace import build_context
+    try:
+        ds = load_dataset("demo")
+    except (LookupError, FileNotFoundError, ValueError) as e:
+        pytest.skip(f"demo world not available: {e}")
+    qid = next(q.id for q in ds.questions if (q.hops or 0) >= 2 and q.answers)
+    st = Store()
+    m, ctx = build_context("crp-rag", llm=default_llm, dataset="demo", overrides=CRP_SMALL,
+                           question_id=qid)
+    rid = list(execute(m, ctx, ds.question(qid).question, store=st,
+                       question_id=qid))[0].run_id
+    parent = st.trace(rid)
+    assert parent.status in ("finished", "refused"), parent.summary
+    # the last node that retrieved: drop its first passage
+    node = [n for n in parent.nodes.values() if n.evidence][-1]
+    first = node.evidence[0]["hits"][0]["id"]
+    res = whatif(st, rid, Intervention(node.id, drop=[first]), llm=default_llm)
+    total = res.fresh_calls + res.replayed_calls + res.reused_calls
+    assert 0 < res.fresh_calls < total, res.summary()
+    assert res.replayed_calls > 0
+    row = st.get_run(res.run_id)
+    assert row["parent_run_id"] == rid and row["status"] in ("finished", "refused")
+    assert row["answer"] == res.answer
+    tr = st.trace(res.run_id)
+    assert first not in [h["id"] for e in tr.nodes[node.id].evidence for h in e["hits"]]
+    # every node made before the intervened one keeps its id and text
+    for nid in list(parent.nodes)[:list(parent.nodes).index(node.id)]:
+        assert tr.nodes[nid].text == parent.nodes[nid].text
