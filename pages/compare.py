@@ -182,6 +182,10 @@ def panel() -> None:
                  column_config={"correct": st.column_config.CheckboxColumn()})
     if any(r["llm_calls"] for r in table):
         st.plotly_chart(compare_bars(table), key=f"{K}__bars", config={"displayModeBar": False})
+    if not b.running and len(trs) >= 2 and st.toggle(
+            "Where do these runs part ways? (columns 1 and 2)", key=f"{K}__livediffon"):
+        from workbench.ui.diff_view import render_diff
+        render_diff(trs[0], trs[1], key=f"{K}__livediff")
     st.subheader("Inspect a node")
     j = st.selectbox("Column", range(len(b.jobs)), format_func=lambda x: b.jobs[x].job.label,
                      key=f"{K}__icol")

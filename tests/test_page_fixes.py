@@ -132,6 +132,14 @@ def test_compare_on_a_one_call_model_shows_the_queued_column_place(ui):
     import json
     axes = [k for k in json.loads(fig.proto.spec)["layout"] if k.startswith("yaxis")]
     assert len(axes) == 3                         # calls, tokens, seconds: a scale each
+    # once both columns ended, where the two runs part ways is one toggle away
+    at.toggle(key="cmp__livediffon").set_value(True).run()
+    no_errors(at)
+    view = at.session_state["cmp__livediff__view"]
+    sides = {n["diff_side"] for n in view["nodes"] if "diff_side" in n}
+    assert sides and sides <= {"both", "a", "b"}
+    assert any(m.value.startswith(("**First divergence:**", "The runs agree"))
+               for m in [*at.markdown, *at.success]), [m.value for m in at.markdown][:5]
 
 
 # ------------------------------------------------------------------ Annotate
