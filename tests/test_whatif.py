@@ -409,3 +409,23 @@ def test_a_real_model_whatif_on_crp_rag_reruns_fewer_calls_than_the_run(default_
     # every node made before the intervened one keeps its id and text
     for nid in list(parent.nodes)[:list(parent.nodes).index(node.id)]:
         assert tr.nodes[nid].text == parent.nodes[nid].text
+
+
+# ---------------------------------------------------------------- attribution
+
+def test_attribute_leaves_each_item_out_and_then_all(st, monkeypatch, capsys):
+    from workbench.analysis.attribute import attribute
+    rid = original(st, "standard-rag", _rag_backend(), RAG_KW, Q)
+    before = n_runs(st)
+    res = attribute(st, rid, "r2", llm=_rag_backend(), build=builder(RAG_KW))
+    assert [e.evidence_id for e in res.items] == ["d1", "d2", "d3"]
+    # the answer follows the first passage shown: only dropping d1 changes it
+    assert [e.answer_changed for e in res.items] == [True, False, False]
+    assert [e.answer for e in res.items] == ["Kyoto", "Tokyo", "Tokyo"]
+    assert res.drop_all.answer == "Nara" and res.drop_all.answer_changed
+    assert res.fresh_calls == 4 and n_runs(st) == before          # nothing stored
+    with pytest.raises(WhatIfError, match="kept no evidence"):
+        attribute(st, rid, "a3", llm=_rag_backend(), build=builder(RAG_KW))
+    res = attribute(st, rid, "r2", llm=_rag_backend(), build=builder(RAG_KW), write=True,
+                    limit=1)
+    assert len(res.items) == 1 and res.drop_all is None and n_runs(st) == before + 1

@@ -354,13 +354,13 @@ def _node_sig(tr: Trace, n: T.Node) -> tuple:
 
 
 def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
-           build: Build | None = None, passage: Callable[[str], Any] | None = None
-           ) -> WhatIfResult:
+           build: Build | None = None, passage: Callable[[str], Any] | None = None,
+           write: bool = True) -> WhatIfResult:
     """Re-run stored run ``run_id`` with intervention ``iv`` (see the module docstring);
-    stores the new run and returns what changed. ``build(run_row, backend, parent_trace)
-    -> (method, ctx)`` makes the run's method and context (default: from its dataset);
-    ``passage(id)`` finds a dataset passage for ``iv.add_ids`` (default: the run's
-    dataset)."""
+    stores the new run (unless ``write`` is False) and returns what changed.
+    ``build(run_row, backend, parent_trace) -> (method, ctx)`` makes the run's method and
+    context (default: from its dataset); ``passage(id)`` finds a dataset passage for
+    ``iv.add_ids`` (default: the run's dataset)."""
     run, events, parent = check(store, run_id, iv, model=llm.info)
     found = []
     if iv.add_ids:
@@ -414,8 +414,9 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
     if parent_correct is None:
         parent_correct = _correct(pans.get("text"), bool(pans.get("refused")),
                                   parent.meta.get("gold"))
-    store.start_run({**buf.run, **buf.fields, "correct": correct})
-    store.add_events(new_events)
+    if write:
+        store.start_run({**buf.run, **buf.fields, "correct": correct})
+        store.add_events(new_events)
 
     fresh = [(cid, c) for cid, c in new.llm_calls.items()
              if not c.get("replayed_from") and not c.get("reused_from")]

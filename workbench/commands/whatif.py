@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..store import Store
-from ._common import add_model_args, backend_from_args
+from ._common import add_model_args, backend_from_args, number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,6 +31,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_args(p)
     p.set_defaults(func=cmd_whatif)
 
+    p = sub.add_parser(
+        "attribute", help="leave-one-out over a node's evidence: per item, does the answer "
+        "or its correctness change (each a replayed what-if)")
+    p.add_argument("run_id", metavar="RUN_ID", help="the stored run (`runs list`)")
+    p.add_argument("--node", required=True, help="the node whose evidence is attributed")
+    p.add_argument("--limit", type=number(int, 1), help="at most this many evidence items")
+    p.add_argument("--keep-runs", action="store_true",
+                   help="store each variant as a run with parent_run_id (default: not stored)")
+    p.add_argument("--json", action="store_true", help="a JSON summary as the last line")
+    add_model_args(p)
+    p.set_defaults(func=cmd_attribute)
+
 
 def cmd_whatif(args: argparse.Namespace) -> int:
     from ..analysis.whatif import check, whatif
@@ -40,6 +52,20 @@ def cmd_whatif(args: argparse.Namespace) -> int:
     st = Store()
     check(st, args.run_id, iv)          # bad input fails before the model loads
     res = whatif(st, args.run_id, iv, llm=backend_from_args(args))
+    print(res.summary())
+    if args.json:
+        print(res.json_line())
+    return 0
+
+
+def cmd_attribute(args: argparse.Namespace) -> int:
+    from ..analysis.attribute import attribute
+    from ..analysis.whatif import check
+    from ..methods.intervene import Intervention
+    st = Store()
+    check(st, args.run_id, Intervention(args.node))     # before the model loads
+    res = attribute(st, args.run_id, args.node, llm=backend_from_args(args),
+                    write=args.keep_runs, limit=args.limit)
     print(res.summary())
     if args.json:
         print(res.json_line())
