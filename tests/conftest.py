@@ -10,6 +10,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# Strict events: the reducer refuses an event whose type is not declared in
+# workbench/events.py or that lacks a required key (production tolerates both). Set in the
+# environment so that the CLI, worker and Streamlit processes the tests start are strict too.
+os.environ.setdefault("WORKBENCH_STRICT_EVENTS", "1")
+
 # Fast real-model tests use the smallest bundled model; a few end-to-end tests per method
 # family run the default model (the ``default_model_llm`` fixture).
 FAST_MODEL = "smollm2-135m"

@@ -18,6 +18,16 @@ from workbench.store import Store
 
 from tests.test_eval_helpers import N_QUESTIONS, ToyDataset, answer_rules, toy_methods
 
+
+@pytest.fixture(autouse=True)
+def _toy_events():
+    """The toy judge's own event type, declared while these tests run (strict events)."""
+    from workbench.events import EventSpec, declared
+    with declared(EventSpec("scored", "The toy judge's summed log-probabilities.",
+                            ("logprobs",), source="tests")):
+        yield
+
+
 ANSWERS = ("SELECT i.question_id, i.method, i.correct, r.answer FROM eval_items i JOIN runs r "
            "USING (run_id) WHERE i.eval_id = ? ORDER BY 1, 2")
 

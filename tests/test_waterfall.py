@@ -31,7 +31,8 @@ class _Run:
 
 
 def _call(cid, node, purpose, phase, latency, *, batch=None, pt=100, ct=10, cached=0, **extra):
-    d = {"purpose": purpose, "phase": phase, "latency_ms": latency, "prompt_tokens": pt,
+    d = {"prompt": "p", "output": "o", "purpose": purpose, "phase": phase, "latency_ms": latency,
+         "prompt_tokens": pt,
          "completion_tokens": ct, "cached_prompt_tokens": cached, "finish_reason": "stop",
          "scores": {"perplexity": 1.25}, **extra}
     if batch:

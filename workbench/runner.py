@@ -15,6 +15,7 @@ from typing import Any, Iterator
 
 from . import trace as T
 from .config import config_hash, to_dict
+from .events import EventSchemaError
 from .llm.base import LLMError
 from .llm.memo import CallMemo
 from .methods.base import Method, RunContext
@@ -126,6 +127,8 @@ def execute(method: Method, ctx: RunContext, question: str, *, store: Any = None
         status, error = "interrupted", "interrupted (Ctrl-C)"
     except LLMError as e:
         status, error = "failed", str(e)
+    except EventSchemaError:    # strict mode (tests): an undeclared event fails loudly
+        raise
     except Exception as e:  # a method bug must still close the run, with the traceback kept
         status, error = "failed", f"{type(e).__name__}: {e}"
         tail.append(emit(T.Event(T.ERROR, {"message": error,

@@ -4,13 +4,15 @@ A run is a list of events. Everything downstream (live UI, store, replay,
 comparison, export) consumes that list, so this module is the contract: the
 core event types below are understood by the reducer; any other event type
 (method-specific ones such as ``proposal_generated``) is kept in the trace's
-log and attached to the node it names, so methods can add detail without a
-schema change.
+log and attached to the node it names. Every type, core or not, is declared with its
+payload keys in ``workbench/events.py`` (``docs/events.md``); strict mode, on in the tests,
+refuses an event that breaks its declaration.
 """
 from __future__ import annotations
 
 import copy
 import json
+import os
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -46,6 +48,14 @@ NODE_STATES = (
 )
 
 RUN_STATUSES = ("running", "finished", "refused", "failed", "interrupted")
+
+
+def _strict() -> bool:
+    """Strict mode (``WORKBENCH_STRICT_EVENTS=1``, on in the test suite): the reducer refuses
+    an event that breaks its declaration. Off, unknown types are kept in the log, so a store
+    written by another version still reads."""
+    return os.environ.get("WORKBENCH_STRICT_EVENTS", "").strip().lower() in ("1", "true",
+                                                                              "yes", "on")
 
 
 def new_id(prefix: str = "") -> str:
@@ -207,6 +217,9 @@ class Trace:
     def apply(self, ev: Event | dict[str, Any]) -> "Trace":
         if isinstance(ev, dict):
             ev = Event.from_dict(ev)
+        if _strict():      # tests: every event must match its declaration (workbench/events.py)
+            from .events import check
+            check(ev)
         d = ev.data
         self.n_events += 1
         self.last_t_ms = max(self.last_t_ms, ev.t_ms)
