@@ -101,3 +101,38 @@ def test_docs_events_md_is_up_to_date():
     assert out.stdout == (ROOT / "docs" / "events.md").read_text(encoding="utf-8"), (
         "docs/events.md is out of date: python -m workbench events --markdown > docs/events.md")
     assert "| `node_evaluated` |" in out.stdout and "| `run_started` | run started |" in out.stdout
+
+
+def test_crp_rag_stores_the_evaluation_tokens_once():
+    """The evaluation call's tokens live in its llm_call (with their log-probabilities and
+    entropies); node_evaluated names that call and the node keeps no copy of them."""
+    from tests.test_methods_text_crp import DIAMOND, make_backend, run
+    tr = run(make_backend(DIAMOND, {}))
+    evaluated = [e for e in tr.log if e["type"] == "node_evaluated"]
+    assert evaluated
+    for e in evaluated:
+        assert "token_logprobs" not in e["data"]
+        call = tr.llm_calls[e["data"]["call_id"]]
+        assert call["purpose"] == "evaluate" and call["tokens"]
+        assert "eval_token_logprobs" not in tr.nodes[e["node_id"]].attrs
+
+
+def test_a_run_stored_with_the_old_copies_still_reads_and_renders():
+    """Runs stored before the copies were dropped keep them: strict reading accepts them and
+    the inspector shows the node (its token colours come from the call either way)."""
+    from workbench.viz.inspect import node_details
+    lps = [["Nolan", -0.1], [".", -0.2]]
+    evs = [T.Event(T.RUN_STARTED, {"question": "Who?", "method": "crp-rag"}),
+           T.node_added("v1", "question", "Who?"),
+           T.Event(T.LLM_CALL, {"prompt": "p", "output": "Nolan.", "purpose": "evaluate",
+                                "tokens": [[1, "Nolan", -0.1, None], [2, ".", -0.2, None]]},
+                   node_id="v1", llm_call_id="c1"),
+           T.custom("node_evaluated", "v1", eval_answer="Nolan.", token_logprobs=lps,
+                    mean_nll=0.15, perplexity=1.16, tau_ppl=1.5, verdict="sufficient",
+                    unknown=False, ppl_verdict=True, reasons=[], call_id="c1"),
+           T.node_updated("v1", "sufficient", eval_answer="Nolan.", eval_token_logprobs=lps)]
+    assert all(E.problems(e) == [] for e in evs)
+    tr = T.Trace.fold(evs)
+    d = node_details(tr, "v1")
+    assert d["state"] == "sufficient" and d["llm_calls"][0]["call_id"] == "c1"
+    assert tr.nodes["v1"].attrs["eval_token_logprobs"] == lps

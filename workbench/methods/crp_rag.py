@@ -566,7 +566,7 @@ class CrpRag(Method):
             reasons = [] if v.sufficient else ["forced insufficient by an intervention"]
         verdict = "sufficient" if v.sufficient else "insufficient"
         yield T.custom("node_evaluated", v.id, eval_answer=ans,
-                       token_logprobs=C.token_logprobs(comp), mean_nll=sc.get("mean_nll"),
+                       mean_nll=sc.get("mean_nll"),
                        perplexity=ppl, tau_ppl=cfg.tau_ppl, verdict=verdict, unknown=unknown,
                        ppl_verdict=(ppl is not None and ppl < cfg.tau_ppl),
                        reasons=reasons, call_id=calls[-1].llm_call_id if calls else None)
@@ -576,7 +576,6 @@ class CrpRag(Method):
         yield T.node_scored(v.id, scores, {"tau_ppl": cfg.tau_ppl},
                             call_id=calls[-1].llm_call_id if calls else None)
         yield T.node_updated(v.id, verdict, eval_answer=ans, unknown=unknown,
-                             eval_token_logprobs=C.token_logprobs(comp),
                              verdict_reasons=reasons, sufficiency_mode=cfg.sufficiency_mode)
         if not v.sufficient:
             yield T.custom("node_marked_insufficient", v.id,
