@@ -19,6 +19,19 @@ from workbench.methods import batched as B
 from workbench.methods.base import RunContext
 from workbench.runner import execute
 
+
+@pytest.fixture(autouse=True)
+def _toy_events():
+    """The toy items' own event types, declared while these tests run (strict events)."""
+    from workbench.events import EventSpec, declared
+    with declared(EventSpec("start", "A toy item began.", source="tests"),
+                  EventSpec("got", "A toy item's call returned.", ("text",), source="tests"),
+                  EventSpec("scored", "A toy item's scorings.", ("n",), source="tests"),
+                  EventSpec("no_score", "A toy item's scoring failed.", ("error",),
+                            source="tests")):
+        yield
+
+
 VOLATILE = {"call_id", "call_ids", "merge_call_id", "score_id", "batch", "run_id", "batch_size",
             "seconds", "reused_from"}
 
