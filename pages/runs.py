@@ -10,6 +10,7 @@ from workbench.trace import Trace
 from workbench.ui import access
 from workbench.ui import data as D
 from workbench.ui import queries as Q
+from workbench.ui import whatif_view as WV
 from workbench.ui import widgets as W
 from workbench.ui.waterfall_view import waterfall
 from workbench.viz.export import run_json, standalone_html
@@ -44,10 +45,11 @@ table = [{"when": time.strftime("%m-%d %H:%M", time.localtime(r["created_at"] or
           "method": r["method"], "status": r["status"], "question": r["question"],
           "answer": r["answer"], "correct": r["correct"], "LLM calls": r["llm_calls"],
           "tokens": r["tokens"], "wall s": round((r["wall_ms"] or 0) / 1000, 2),
-          "tags": W.tag_text(r["tags"] or []), "run": r["run_id"]} for r in rows]
+          "tags": W.tag_text(r["tags"] or []), "run": r["run_id"],
+          "counterfactual of": r.get("parent_run_id") or ""} for r in rows]
 event = st.dataframe(table, hide_index=True, width="stretch",
                      height=min(246, 36 + 35 * len(table)), on_select="rerun",
-                     selection_mode="single-row", key=f"{K}__table")
+                     selection_mode="single-row", key=WV.table_key(K))
 st.caption(f"{len(rows)} run(s). Select a row to open it.")
 
 sel = event.selection.rows if event and event.selection else []
@@ -70,6 +72,9 @@ st.markdown(f"#### {W.md_escape(run['method'])} · {W.md_escape(run['status'])} 
             f"`{run_id}`\n**Question:** {W.md_escape(run['question'])}")
 if run.get("error"):
     st.caption("Error: " + W.md_escape(run["error"]))
+if run.get("parent_run_id"):        # a counterfactual: the original beside it
+    with st.container(border=True):
+        WV.result(store, run, Trace.fold(events), key=K)
 rc = st.columns([3, 2], vertical_alignment="bottom")
 step = rc[0].slider("Replay: rebuild the graph at event", 0, len(events) - 1, len(events) - 1,
                     key=f"{K}__step_{run_id}",
@@ -84,7 +89,8 @@ badges = node_badges(anns, tr)
 
 left, right = st.columns([3, 2])
 with right:
-    t_ins, t_wi, t_ann, t_exp = st.tabs(["Inspector", "What-if", "Annotations", "Export"])
+    t_ins, t_wi, t_cf, t_ann, t_exp = st.tabs(["Inspector", "What-if", "Counterfactual",
+                                                "Annotations", "Export"])
 with t_wi:
     w, rerun = W.whatif_panel(tr, key=f"{K}_{run_id}", method_cls=D.method_classes().get(run["method"]))
     if rerun:
@@ -102,6 +108,9 @@ with left:
 with t_ins:
     nid = W.node_picker(tr, key=K)
     W.inspector(tr, nid, key=K)
+with t_cf:
+    WV.form(store, run, Trace.fold(events), key=K, default_node=nid,
+            method_cls=D.method_classes().get(run["method"]))
 with t_ann:
     if anns:
         st.dataframe([{"target": f"{a['target_kind']} {a['target_id']}",

@@ -47,7 +47,7 @@ def runs(st: Store, *, method: str | None = None, dataset: str | None = None,
         SELECT r.run_id, r.created_at, r.status, r.method, r.dataset, r.question_id,
                r.question, r.answer, r.correct, r.llm_calls,
                coalesce(r.prompt_tokens, 0) + coalesce(r.completion_tokens, 0) AS tokens,
-               r.wall_ms, r.model_name, r.error,
+               r.wall_ms, r.model_name, r.error, r.parent_run_id,
                coalesce(ann.n_annotations, 0) AS n_annotations, ann.tags
         FROM runs r LEFT JOIN ann ON ann.run_id = r.run_id
         {"WHERE " + " AND ".join(where) if where else ""}
