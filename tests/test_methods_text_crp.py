@@ -690,3 +690,35 @@ def test_list_mode_runs_end_to_end_on_a_real_model(default_llm):
     assert 1 <= len(root.children) <= 2
     taken = sum(1 for e in tr.log if e["type"] == "proposal_generated" and e["data"]["parse_ok"])
     assert _sibling_rate(tr)["pairs"] == taken * (taken - 1) // 2
+
+
+class LongRetriever(TinyRetriever):
+    """Passages whose answer sentence comes after a long opening: a head cut loses it."""
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        self.queries.append(query)
+        filler = "The film toured festivals for a long time and was shown widely. " * 6
+        return [Hit("d1", "Spirited Away", filler + "It was produced by Studio Ghibli in Tokyo.",
+                    "dense", 0.9, 1)]
+
+
+def test_a_passage_budget_keeps_the_sentences_relevant_to_the_step_and_records_the_cut():
+    """passage_chars > 0 cuts each passage as `context` says (relevance by default, the same
+    kind of context the baselines read); the cut is stored on the node; 0 keeps passages
+    whole and records nothing."""
+    whole = run(make_backend(DIAMOND, {}), retriever=LongRetriever())
+    assert whole.status == "finished", whole.errors
+    assert not any((n.attrs or {}).get("context") for n in whole.nodes.values())
+    prompts = {}
+    for mode in ("relevance", "head"):
+        be = make_backend(DIAMOND, {})
+        tr = run(be, {"passage_chars": 120, "context": mode}, retriever=LongRetriever())
+        assert tr.status == "finished", tr.errors
+        assert not trace_problems(tr)
+        cut = [n for n in tr.nodes.values() if (n.attrs or {}).get("context")]
+        assert cut and all(n.attrs["context"]["mode"] == mode and
+                           n.attrs["context"]["cut_chars"] > 0 for n in cut)
+        prompts[mode] = [c["prompt"] for c in tr.llm_calls.values() if c["purpose"] == "aggregate"]
+    assert prompts["relevance"] and prompts["head"]
+    assert all("Studio Ghibli" in p for p in prompts["relevance"])
+    assert not any("Studio Ghibli" in p for p in prompts["head"])

@@ -61,13 +61,6 @@ def _retrieval_node(ctx: RunContext, query: str, k: int, retriever: str, parent:
     return rid, hits
 
 
-def _context_event(rid: str, hits: list[Hit], cuts: list[CS.Cut]) -> T.Event:
-    """The budget and what was cut, on the retrieval node (the inspector greys the cut)."""
-    rec = C.context_record(hits, cuts)
-    return T.node_updated(rid, None, context=rec, context_mode=rec["mode"],
-                          context_budget=rec["budget"], context_cut_chars=rec["cut_chars"])
-
-
 def _retriever_knob() -> Any:
     return knob("default", "Retriever (default = the Settings choice).",
                 choices=["default", "bm25", "dense", "hybrid"])
@@ -130,7 +123,7 @@ class StandardRag(Method):
         yield ctx.set_phase("answer")
         cuts = CS.select_many([h.text for h in hits], question, cfg.passage_chars, cfg.context,
                               [h.title for h in hits])
-        yield _context_event(rid, hits, cuts)
+        yield C.context_event(rid, hits, cuts)
         passages = C.format_passages(hits, cfg.passage_chars, numbered=False, cuts=cuts)
         yield from _answer_call(ctx, P.rag(passages, question), cfg.answer_max_tokens, [rid], 2)
 
@@ -185,7 +178,7 @@ class Ircot(Method):
                 docs.append(h)
             yield T.node_updated(rid, "retrieved", new_docs=[h.id for h in new])
             if new:
-                yield _context_event(rid, new, got)
+                yield C.context_event(rid, new, got)
 
         rid, hits = yield from _retrieval_node(ctx, question, cfg.k_per_step, name, qid, 1,
                                                step=0)

@@ -95,6 +95,14 @@ def context_record(hits: Sequence[Hit], cuts: Sequence[CS.Cut]) -> dict[str, Any
                          for h, c in zip(hits, cuts) if c.cut_chars]}
 
 
+def context_event(node_id: str, hits: Sequence[Hit], cuts: Sequence[CS.Cut]) -> T.Event:
+    """The budget and what was cut, on the node that read the passages (the inspector greys
+    the cut)."""
+    rec = context_record(hits, cuts)
+    return T.node_updated(node_id, None, context=rec, context_mode=rec["mode"],
+                          context_budget=rec["budget"], context_cut_chars=rec["cut_chars"])
+
+
 def fit_passages(count_tokens: Any, hits: Sequence[Hit], per_doc_chars: int,
                  budget_tokens: int, *, context: str = "head", queries: str = "",
                  **fmt: Any) -> tuple[str, list[Hit], dict[str, Any]]:

@@ -42,6 +42,7 @@ import numpy as np
 
 from .. import trace as T
 from . import common as C
+from . import context_select as CS
 from . import answer_span as S
 from . import fitted
 from .base import Method, RunContext
@@ -520,7 +521,11 @@ class CrpRag(Method):
         docs = [C.hit_brief(h) for h in hits]
         yield T.custom("node_retrieved", v.id, query=query, k=cfg.top_k, docs=docs)
         yield T.node_updated(v.id, "retrieved", retrieval_query=query, docs=docs)
-        passages = C.format_passages(hits, cfg.passage_chars, numbered=False)
+        cuts = CS.select_many([h.text for h in hits], query, cfg.passage_chars, cfg.context,
+                              [h.title for h in hits])
+        if any(c.cut_chars for c in cuts):
+            yield C.context_event(v.id, hits, cuts)
+        passages = C.format_passages(hits, cfg.passage_chars, numbered=False, cuts=cuts)
         if cfg.no_aggregation:
             knowledge = passages
             call_id = None

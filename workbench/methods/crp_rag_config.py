@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..config import Preset, PresetConfig, knob
 from . import answer_span as S
+from . import context_select as CS
 from . import fitted
 from .base import RunContext
 from .batched import batch_knob
@@ -128,6 +129,7 @@ class CrpRagConfig(PresetConfig):
     passage_chars: int = knob(0, "Characters kept per passage in prompts (0 = whole passages).",
                               min=0, max=4000, group="knowledge", paper="whole passages",
                               status="paper")
+    context: str = CS.context_knob(group="knowledge")
     summary_max_tokens: int = knob(256, "Token budget of a knowledge summary.", min=8, max=1024,
                                    group="knowledge", paper="not reported")
     no_aggregation: bool = knob(False, "Ablation: a step's knowledge is its retrieved passages "
@@ -192,5 +194,5 @@ class CrpRagConfig(PresetConfig):
             "per question.",
             {"sufficiency_mode": "ppl+unknown", "eval_shots": 1,
              "tau_ppl": TAU_CALIBRATION["ppl+unknown"].tau, "integration_prompt": "short",
-             "passage_chars": 320, "summary_max_tokens": 80}),
+             "passage_chars": 320, "context": "head", "summary_max_tokens": 80}),
     }
