@@ -28,13 +28,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "(`eval run`, the default). `eval resume [EVAL_ID]` continues an interrupted "
                     "eval; `eval export EVAL_ID --format csv|parquet`, `eval list`, `eval show "
                     "EVAL_ID`, `eval presets`, `eval calibration EVAL_ID` and `eval thresholds "
-                    "EVAL_ID` read stored evals.")
+                    "EVAL_ID` read stored evals; `eval repair EVAL_ID` replays each wrong run "
+                    "with the gold passages its breaking node lacked.")
     p.add_argument("action", nargs="?", default="run",
                    choices=["run", "resume", "export", "list", "show", "presets", "calibration",
-                            "thresholds"])
+                            "thresholds", "repair"])
     p.add_argument("eval_id", nargs="?",
                    help="for resume (default: the latest unfinished eval), export, show, "
-                        "calibration and thresholds: the eval id")
+                        "calibration, thresholds and repair: the eval id")
     sel = p.add_argument_group("questions: which dataset and which of its questions")
     sel.add_argument("--dataset", help="dataset name (default: the Settings dataset)")
     sel.add_argument("--methods", help="comma-separated method names")
@@ -44,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="score methods on questions their fitted state (a trained router, an "
                           "exemplar store, a calibrated threshold) saw; refused otherwise, and "
                           "such rows are marked")
-    sel.add_argument("--limit", type=number(int, 1), help="first N questions (of the split)")
+    sel.add_argument("--limit", type=number(int, 1), help="first N questions (of the split); "
+                     "repair: replay at most N wrong runs (a later call goes on)")
     sel.add_argument("--offset", type=number(int, 0), default=0, help="skip the first N questions")
     sel.add_argument("--seed", type=settings_knob("seed"), action="append",
                      help="run seed; repeat for several seeds (default: the Settings seed)")
@@ -117,6 +119,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "last line")
     out.add_argument("--metric", help="thresholds: the metric a gate value is chosen by "
                      "(correct, em, f1, contains, ...; default correct)")
+    rep = p.add_argument_group("repair: gold evidence added to wrong runs, replayed")
+    rep.add_argument("--scope", choices=["breaking", "all"], default="breaking",
+                     help="breaking: the gold passages the breaking node lacked go to that node "
+                          "(default); all: every retrieving node gets the gold passages it "
+                          "lacks, in one replay")
     add_model_args(p)
     p.set_defaults(func=cmd_eval)
 
@@ -250,6 +257,45 @@ def _print_summary(st: Store, eval_id: str) -> None:
     print()
     print("\n".join(report.lines(triage_store.summary(st, eval_id))
                     + answer_trail.lines(answer_trail.funnel(st, eval_id))))
+    from ..analysis import repair
+    rep = repair.lines(repair.summary(st, eval_id))
+    if rep:
+        print("\n".join(rep))
+
+
+def _cmd_repair(st: Store, args: argparse.Namespace) -> int:
+    """`eval repair EVAL_ID`: plan without a model (bad input fails first), load the model,
+    refuse another than the eval's, replay, print the summary (JSON last with --json)."""
+    from ..analysis import repair as R
+    if not args.eval_id:
+        raise ValueError("give the eval id: `python -m workbench eval repair EVAL_ID` "
+                         "(`eval list` shows them)")
+    plan = R.plan(st, args.eval_id, args.scope)
+    if args.scripted:
+        from ..eval.item_executor import make_backend
+        llm = make_backend(_backend_spec(args))
+    else:
+        from ._common import backend_from_args
+        llm = backend_from_args(args)
+    R.check_model(plan, llm.info)
+    todo = plan.todo[: args.limit] if args.limit else plan.todo
+    print(f"gold repair of eval {plan.eval_id} (scope {plan.scope}): {len(plan.targets)} wrong "
+          f"run(s), {len(plan.todo)} to replay ({len(todo)} now), "
+          f"{sum(t.action == 'skipped' for t in plan.targets)} skipped, "
+          f"{sum(t.action == 'held' for t in plan.targets)} held every gold passage, "
+          f"{sum(t.action == 'done' for t in plan.targets)} done earlier", file=sys.stderr)
+
+    def say(o: Any) -> None:
+        if o.child_run_id:
+            print(f"  {o.question_id} {o.series}: {o.status.replace('_', ' ')} "
+                  f"(answer {o.answer!r}; {o.fresh_calls} fresh, {o.replayed_calls} "
+                  f"replayed call(s)) -> run {o.child_run_id}", file=sys.stderr)
+    outcomes = R.run(st, plan, llm=llm, limit=args.limit, on_outcome=say)
+    print("\n".join(R.lines({plan.scope: R.summary(st, plan.eval_id).get(plan.scope, {})}))
+          or "gold repair: no wrong runs in this eval")
+    if args.json:
+        print(json.dumps(R.report(st, plan, outcomes), default=str))
+    return 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -283,6 +329,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.action == "calibration":
         from ._calibration import cmd_calibration
         return cmd_calibration(st, args.eval_id or latest_eval(st, unfinished=False), args.json)
+    if args.action == "repair":
+        return _cmd_repair(st, args)
     if args.action == "thresholds":
         from ._thresholds import cmd_thresholds
         return cmd_thresholds(st, args.eval_id or latest_eval(st, unfinished=False),
@@ -294,12 +342,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.action == "show":
             row = get_eval(st, eval_id)
             from ..triage import store as triage_store
+            from ..analysis.repair import summary as repair_summary
             if args.json:
                 from ..eval.metrics import profile_of
                 print(json.dumps({"eval": row, "metric_profile": profile_of(row.get("spec")),
                                   "summary": Q.summary(st, eval_id),
                                   "paired": Q.paired(st, eval_id),
-                                  "triage": triage_store.summary(st, eval_id)}, indent=2,
+                                  "triage": triage_store.summary(st, eval_id),
+                                  "gold_repair": repair_summary(st, eval_id)}, indent=2,
                                  default=str))
                 return 0
             print(f"{eval_id} [{row['status']}] dataset={row['dataset']} "

@@ -249,6 +249,8 @@ def _render(store: Store, pages_dir: Path, every: float | None) -> None:
 
     from .triage_view import evaluate_section
     evaluate_section(store, eval_id, note)
+    from .repair_view import repair_section
+    repair_section(store, eval_id)
 
     st.subheader("Error modes (annotations)")
     if data["modes"]:
