@@ -9,6 +9,7 @@ from workbench.ui import backend, live
 from workbench.ui import data as D
 from workbench.ui import model_status as MS
 from workbench.ui import triage_view as TV
+from workbench.ui import whatif_view as WV
 from workbench.ui import widgets as W
 from workbench.ui.method_docs import preset_picker
 from workbench.ui.waterfall_view import waterfall
@@ -153,6 +154,8 @@ def live_panel() -> None:
     with t_ins:
         nid = W.node_picker(tr, key=K)
         W.inspector(tr, nid, key=K, triage=tri)
+        if not b.running:
+            WV.ask_entry(js.run_id, js.status, nid, key=K)
     with t_ans:
         if js.run_id:
             st.caption(f"Run `{js.run_id}` · stored in the run history (Runs page).")

@@ -90,7 +90,8 @@ badges = node_badges(anns, tr)
 left, right = st.columns([3, 2])
 with right:
     t_ins, t_wi, t_cf, t_ann, t_exp = st.tabs(["Inspector", "What-if", "Counterfactual",
-                                                "Annotations", "Export"])
+                                                "Annotations", "Export"],
+                                               default=WV.tab_default(K, run_id))
 with t_wi:
     w, rerun = W.whatif_panel(tr, key=f"{K}_{run_id}", method_cls=D.method_classes().get(run["method"]))
     if rerun:

@@ -244,3 +244,18 @@ def test_intervention_words_and_costs():
 def test_node_options_per_method(method, node, want):
     o = WV.node_options(method, None, T.Node(node, "step", ""))
     assert (o["evidence"], o["step"], o["verdicts"]) == want and o["known"]
+
+
+def test_ask_inspector_opens_the_counterfactual_tab_on_runs(ui):
+    from tests.test_ui_pages import run_ask
+    at = run_ask(app("pages/ask.py"), method=ToyCF.name)
+    no_errors(at)
+    rid = at.session_state["ask_batch"].jobs[0].run_id
+    at.selectbox(key="ask__sel").set_value("s1").run()
+    at.button(key="ask__cf_open").click().run()
+    no_errors(at)
+    # Runs opened on that run, its Counterfactual tab on the node picked in Ask
+    assert at.query_params["run"] in (rid, [rid])
+    assert at.selectbox(key=f"runs__cf_node_{rid}").value == "s1"
+    assert any(c.key.startswith(f"runs__cf_{rid}_s1__drop_") for c in at.checkbox)
+    assert at.session_state[f"runs__cf_tab_{rid}"] is True      # the tab in front

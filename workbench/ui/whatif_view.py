@@ -224,8 +224,28 @@ def table_key(key: str) -> str:
         node = ss.pop(f"{key}__open_node", None)
         if node:
             ss[f"{key}__cf_want_{opened}"] = node
+            ss[f"{key}__cf_tab_{opened}"] = True
     gen = ss.get(f"{key}__tgen", 0)
     return f"{key}__table" if not gen else f"{key}__table_{gen}"
+
+
+def tab_default(key: str, run_id: str) -> str | None:
+    """"Counterfactual" for a run opened to make one (from Ask, or after a counterfactual),
+    so its tab is in front; the same answer on every redraw of that run."""
+    return "Counterfactual" if st.session_state.get(f"{key}__cf_tab_{run_id}") else None
+
+
+def ask_entry(run_id: str | None, status: str | None, node: str | None, *, key: str) -> None:
+    """The Ask inspector's way into a counterfactual of the run just made: opens Runs on
+    that run, with ``node`` picked in its Counterfactual tab."""
+    if not run_id or status not in ("finished", "refused") or not node:
+        return
+    if st.button("Counterfactual from this node", key=f"{key}__cf_open",
+                 help="Opens this run on Runs with this node picked: drop or add evidence, "
+                      "replace its text or force its verdict, and re-run behind the stored "
+                      "calls."):
+        open_run("runs", run_id, node)
+        st.switch_page("pages/runs.py", query_params={"run": run_id})
 
 
 def _fmt_node(tr: Trace) -> Callable[[str], str]:
