@@ -259,3 +259,27 @@ def test_ask_inspector_opens_the_counterfactual_tab_on_runs(ui):
     assert at.selectbox(key=f"runs__cf_node_{rid}").value == "s1"
     assert any(c.key.startswith(f"runs__cf_{rid}_s1__drop_") for c in at.checkbox)
     assert at.session_state[f"runs__cf_tab_{rid}"] is True      # the tab in front
+
+
+def test_attribution_heat_strip_on_the_evidence(ui):
+    rid = stored_run()
+    at = pick(app("pages/runs.py", run=rid), rid, "s0")
+    before = n_runs()
+    at.button(key=f"runs__cf_{rid}_s0__attr").click().run()
+    job = at.session_state["runs__cf_job"]
+    assert job.join(30) and job.status == "done", job.error
+    at.run()
+    at.run()
+    no_errors(at)
+    assert n_runs() == before                                   # measured, not stored
+    att = at.session_state[f"runs__cf_attr_{rid}_s0"]
+    by = {e.evidence_id: e for e in att.items}
+    assert by["p1"].answer_changed and by["p1"].correctness_changed
+    assert not by["p3"].answer_changed and att.drop_all is not None
+    strip = [h.proto.body for h in at.get("html") if "wb-heatstrip" in h.proto.body]
+    assert strip and strip[0].count('class="wb-heat"') == 3
+    assert WV.HEAT["both"][0] in strip[0] and WV.HEAT["none"][0] in strip[0]
+    assert "<script" not in strip[0] and "<img" not in strip[0]
+    table = next(d for d in at.dataframe if "answer changes" in d.value.columns).value
+    assert list(table["evidence"]) == ["p1", "p3", "(all dropped)"]
+    assert list(table["correctness changes"]) == ["yes", "no", "no"]

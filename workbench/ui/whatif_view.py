@@ -140,9 +140,11 @@ def passage_lookup(dataset: str | None) -> Callable[[str], Any] | None:
 class CounterfactualJob:
     """One what-if in a background thread: its turn in the model's line, then the re-run."""
 
-    def __init__(self, store: Any, run_id: str, iv: Intervention, llm: Any, settings: Any):
+    def __init__(self, store: Any, run_id: str, iv: Intervention, llm: Any, settings: Any,
+                 kind: str = "whatif"):
         self.store, self.run_id, self.iv, self.llm, self.settings = \
             store, run_id, iv, llm, settings
+        self.kind = kind               # whatif | attribute (leave-one-out over iv.node)
         self.status = "pending"        # pending | waiting | running | done | failed | cancelled
         self.error: str | None = None
         self.result: WhatIfResult | None = None
@@ -172,7 +174,8 @@ class CounterfactualJob:
         from ..llm.locked import WaitCancelled
         queue = getattr(self.llm, "queue", None)
         if queue is not None:
-            t = queue.join("run", f"counterfactual of {self.run_id}")
+            t = queue.join("run", f"{'attribution' if self.kind == 'attribute' else 'counterfactual'}"
+                                  f" of {self.run_id}")
             if t.granted is None:
                 self.ticket, self.status = t, "waiting"
                 try:
@@ -186,6 +189,12 @@ class CounterfactualJob:
         self.status = "running"
         try:
             run = self.store.get_run(self.run_id) or {}
+            if self.kind == "attribute":
+                from ..analysis.attribute import attribute
+                self.result = attribute(self.store, self.run_id, self.iv.node, llm=self.llm,
+                                        build=make_build(self.settings), write=False)
+                self.status = "done"
+                return
             self.result = whatif(self.store, self.run_id, self.iv, llm=self.llm,
                                  build=make_build(self.settings),
                                  passage=passage_lookup(run.get("dataset")))
@@ -311,6 +320,14 @@ def form(store: Any, run: dict[str, Any], tr: Trace, *, key: str, method_cls: An
         st.markdown("**Evidence** · tick an item to drop it")
         if not items:
             st.caption("This node kept no evidence items.")
+        att = ss.get(f"{key}__cf_attr_{run_id}_{nid}")
+        if att is not None:
+            heat_strip(att)
+        elif items and st.button(
+                "Which of these does the answer depend on?", key=f"{k}__attr",
+                help="Leave-one-out: one re-run per item without it (and one without them "
+                     "all), each behind the stored calls; nothing is stored."):
+            start(store, run_id, Intervention(nid), key=key, kind="attribute")
         for i, it in enumerate(items):
             label = md_escape(it["id"])
             if it["title"]:
@@ -347,7 +364,8 @@ def form(store: Any, run: dict[str, Any], tr: Trace, *, key: str, method_cls: An
         start(store, run_id, iv, key=key)
 
 
-def start(store: Any, run_id: str, iv: Intervention, *, key: str) -> CounterfactualJob | None:
+def start(store: Any, run_id: str, iv: Intervention, *, key: str,
+          kind: str = "whatif") -> CounterfactualJob | None:
     """Check the request, then start the job; a bad request is a clear message and writes
     nothing."""
     from ..llm.base import LLMError
@@ -365,7 +383,7 @@ def start(store: Any, run_id: str, iv: Intervention, *, key: str) -> Counterfact
     except LLMError as e:
         W.error(f"The model could not be loaded: {md_escape(e)}", "Check the model in Settings.")
         return None
-    job = CounterfactualJob(store, run_id, iv, llm, settings).start()
+    job = CounterfactualJob(store, run_id, iv, llm, settings, kind).start()
     st.session_state[_job_key(key)] = job
     job.join(0.3)                  # a short what-if is done by the first redraw
     st.rerun()
@@ -384,17 +402,70 @@ def _job_panel(job: CounterfactualJob, *, key: str) -> None:
                 if st.button("Cancel", key=f"{key}__cf_cancel"):
                     job.cancel()
             else:
-                st.info(f"Running the counterfactual on node {md_escape(job.iv.node)}… "
+                what = "attribution" if job.kind == "attribute" else "counterfactual"
+                st.info(f"Running the {what} on node {md_escape(job.iv.node)}… "
                         f"({time.monotonic() - job.started:.0f} s)",
                         icon=":material/progress_activity:")
             return
         if job.status == "done" and job.result is not None and not job.opened:
             job.opened = True
-            open_run(key, job.result.run_id, job.iv.node)
+            if job.kind == "attribute":
+                st.session_state[f"{key}__cf_attr_{job.run_id}_{job.iv.node}"] = job.result
+            else:
+                open_run(key, job.result.run_id, job.iv.node)
             st.rerun(scope="app")
         if job.error:              # until the next attempt
             W.error(md_escape(job.error), "Nothing was stored.")
     panel()
+
+
+# ------------------------------------------------------------------ attribution
+
+HEAT = {"both": ("#fecaca", "#b91c1c", "answer and its correctness change without it"),
+        "answer": ("#fed7aa", "#c2410c", "the answer changes without it"),
+        "none": ("#f3f4f6", "#9ca3af", "no change without it")}
+
+
+def attribution_rows(att: Any) -> list[dict[str, Any]]:
+    """One row per evidence item (then "all dropped"), from
+    :class:`workbench.analysis.attribute.Attribution`."""
+    rows = []
+    for e in list(att.items) + ([att.drop_all] if att.drop_all else []):
+        level = "both" if e.correctness_changed else "answer" if e.answer_changed else "none"
+        dlp = getattr(e, "delta_logprob", None)
+        rows.append({"evidence": "(all dropped)" if e.evidence_id == "*" else e.evidence_id,
+                     "title": e.title, "heat": level,
+                     "answer changes": "yes" if e.answer_changed else "no",
+                     "correctness changes": "yes" if e.correctness_changed else "no",
+                     "Δ log-prob": None if dlp is None else round(float(dlp), 3),
+                     "answer without it": shorten(e.answer, 80),
+                     "fresh calls": e.fresh_calls})
+    return rows
+
+
+def heat_strip(att: Any) -> list[dict[str, Any]]:
+    """A strip of one cell per evidence item, coloured by what dropping it alone does to the
+    final answer, and the table behind it (every text escaped)."""
+    from ..viz.safe import esc
+    from . import widgets as W
+    rows = attribution_rows(att)
+    cells = "".join(
+        f'<span class="wb-heat" title="{esc(r["title"] + " · " + HEAT[r["heat"]][2])}" '
+        f'style="display:inline-block;min-width:44px;margin:0 3px 3px 0;padding:2px 6px;'
+        f'font-size:12px;border-radius:3px;background:{HEAT[r["heat"]][0]};'
+        f'border:2px solid {HEAT[r["heat"]][1]}">{esc(shorten(r["evidence"], 24))}</span>'
+        for r in rows)
+    st.markdown("**What the answer depends on** (leave-one-out over this node's evidence)")
+    st.html(f'<div class="wb-heatstrip">{cells}</div>')
+    W.legend([(k, lab, fill, border, False) for k, (fill, border, lab) in HEAT.items()])
+    st.dataframe([{k: v for k, v in r.items() if k != "heat"} for r in rows],
+                 hide_index=True, width="stretch")
+    measured = any(r["Δ log-prob"] is not None for r in rows)
+    st.caption(f"{att.fresh_calls} fresh and {att.replayed_calls} replayed calls over "
+               f"{len(rows)} re-runs; none stored."
+               + ("" if measured else " The change in log-probability of the original answer "
+                  "is not measured by this version."))
+    return rows
 
 
 # ------------------------------------------------------------------ the result
