@@ -16,34 +16,40 @@ class KnowledgeMissingError(LookupError):
     pass
 
 
-def build_context(method: Method | str, *, llm: LLMBackend, dataset: str | None = None,
+def build_context(method: Method | str, *, llm: LLMBackend, dataset: Any = None,
                   overrides: dict[str, Any] | None = None, seed: int | None = None,
                   question_id: str | None = None, settings: Any = None) -> tuple[Method, RunContext]:
+    """The one way a run context is built (Ask, Compare, the CLI, evals, what-ifs): the
+    method (a name or an instance), its config from ``overrides``, the dataset's knowledge
+    (a registered dataset's name, default the Settings one, or a dataset object: a plug-in,
+    a test's), retrievers built on first search, the embedder loaded on first use, the gold
+    question when ``question_id`` names one, and the Settings' default retriever and k."""
     from .datasets import load_dataset
     s = settings or settings_mod.load()
     m = get_method(method) if isinstance(method, str) else method
     cfg = cfgmod.build(m.Config, overrides)
-    ds = load_dataset(dataset or s.dataset)
+    ds = load_dataset(dataset or s.dataset) if dataset is None or isinstance(dataset, str) \
+        else dataset
+    name = getattr(ds, "name", "dataset")
     retrievers: dict[str, Any] = {}
     kg = None
     if m.kind == "text":
-        if not ds.passages:
+        if not getattr(ds, "passages", None):
             raise KnowledgeMissingError(
-                f"Dataset {ds.name!r} has no passages, so the text method {m.name!r} has nothing "
+                f"Dataset {name!r} has no passages, so the text method {m.name!r} has nothing "
                 f"to retrieve. Pick a dataset with a corpus, or a KG method.")
         for kind in ("bm25", "dense", "hybrid"):
             retrievers[kind] = LazyRetriever(ds, kind)
     if m.kind == "kg":
-        kg = ds.kg()
+        kg = ds.kg() if hasattr(ds, "kg") else None
         if kg is None:
             raise KnowledgeMissingError(
-                f"Dataset {ds.name!r} has no knowledge graph. Build one from its passages with "
-                f"`python -m workbench kg build {ds.name}`, or pick a dataset with a KG.")
-    embedder = _LazyEmbedder()
+                f"Dataset {name!r} has no knowledge graph. Build one from its passages with "
+                f"`python -m workbench kg build {name}`, or pick a dataset with a KG.")
     gold = ds.question(question_id) if question_id else None
     ctx = RunContext(llm=llm, config=cfg, seed=s.seed if seed is None else seed,
-                     retrievers=retrievers, kg=kg, embedder=embedder, gold=gold, dataset=ds.name,
-                     extra={"default_retriever": s.retriever, "k": s.k})
+                     retrievers=retrievers, kg=kg, embedder=_LazyEmbedder(), gold=gold,
+                     dataset=name, extra={"default_retriever": s.retriever, "k": s.k})
     return m, ctx
 
 

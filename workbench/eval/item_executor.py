@@ -115,32 +115,15 @@ def make_judge(judge: str, backend: Any) -> M.LLMJudge | None:
 
 def default_context(method_cls: type, variant: dict[str, Any], seed: int, llm: Any,
                     dataset: Any) -> tuple[Any, Any]:
-    """The method and a question-free run context for one variant."""
+    """The method and a question-free run context for one variant: the whole stored config,
+    not the overrides, so a resumed eval keeps the values it started with."""
     from ..methods import all_methods
+    from ..workspace import build_context
     name = variant["method"]
-    try:
-        from ..datasets import Dataset as _RegistryDataset
-    except ImportError:  # pragma: no cover - the knowledge layer is part of the project
-        _RegistryDataset = None
-    # the whole stored config, not the overrides: a resumed eval keeps the values it started with
-    if _RegistryDataset is not None and isinstance(dataset, _RegistryDataset) \
-            and all_methods().get(name) is method_cls:
-        from ..workspace import build_context
-        return build_context(name, llm=llm, dataset=dataset.name,
-                             overrides=variant["config"], seed=seed)
-    # a method class or dataset object handed in directly (tests, benchmarks)
-    from ..methods.base import RunContext
-    m = method_cls()
-    cfg = cfgmod.build(m.Config, variant["config"])
-    from ..workspace import LazyRetriever
-    retrievers = {}
-    if getattr(m, "kind", "text") == "text" and getattr(dataset, "passages", None):
-        for kind in ("bm25", "dense", "hybrid"):
-            if hasattr(dataset, "retriever"):
-                retrievers[kind] = LazyRetriever(dataset, kind)
-    kg = dataset.kg() if getattr(m, "kind", "") == "kg" and hasattr(dataset, "kg") else None
-    return m, RunContext(llm=llm, config=cfg, seed=seed, retrievers=retrievers, kg=kg,
-                         dataset=getattr(dataset, "name", "dataset"))
+    # a method class handed in directly (tests, benchmarks) runs as an instance of its own
+    method = name if all_methods().get(name) is method_cls else method_cls()
+    return build_context(method, llm=llm, dataset=dataset, overrides=variant["config"],
+                         seed=seed)
 
 
 def _question_obj(d: dict[str, Any]) -> Any:
