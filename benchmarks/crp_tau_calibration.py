@@ -1,4 +1,4 @@
-"""Calibrate CRP-RAG's tau_ppl for a model on ONE split (spec §7 gap 2).
+"""Calibrate CRP-RAG's tau_ppl for a model on ONE split (spec crp-rag.md §7 gap 2).
 
 For each gold sub-question of the split's demo questions (used as a reasoning-graph node),
 retrieve top-k passages, aggregate them with P_integration and score the P_evaluation

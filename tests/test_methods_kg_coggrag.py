@@ -447,7 +447,7 @@ def test_triples_of_a_built_kg_name_their_passage_so_triage_finds_gold_passages_
     assert triage(plain, question=hotpot).found == []
 
 
-# --- entity descriptions (the released code's; spec §7.2 item 3) ---
+# --- entity descriptions (the released code's; spec coggrag.md §7.2 item 3) ---
 
 def _described_kg():
     from workbench.datasets.base import Passage

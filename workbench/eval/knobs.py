@@ -14,7 +14,7 @@ like a method's (:class:`EvalKnobs`, documented in docs/evaluation.md#study-knob
   ``noise_k`` passages drawn from the corpus are inserted into the hit list, marked
   ``meta.noise = True`` and ``retriever = "noise"``. The RNG is keyed on
   ``(noise_seed, question id, query)`` so runs that differ only in another knob see the
-  same noise (spec §5.6);
+  same noise (crag-benchmark.md §5.6);
 - ``idk_prompt``: the final user message of every free-text generation gets the
   instruction to answer exactly "I don't know" when the information is insufficient.
 """

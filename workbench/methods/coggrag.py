@@ -14,7 +14,7 @@ Trace layout (view "mindmap"): mind-map nodes have ids "0", "0.1", "0.1.2" (kind
 ``question`` for the root, ``subquestion`` below), ``layer`` = level; a ``retrieval``
 node (child of the root) holds the scored candidates; the ``answer`` node hangs off
 the root (through the ``span`` node, kind ``answer_extraction``, when the short answer is
-extracted). The spec's event names (§6.2) are emitted in its order as custom events.
+extracted). The event names of spec coggrag.md §6.2 are emitted in its order as custom events.
 Answer perplexity, confidence (1/perplexity) and the verifier's p_right are node scores.
 
 Local keys come from one call over the whole map (Eq. 2 and the released code), one key set

@@ -22,7 +22,7 @@ Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
 The knobs and the shipped threshold are in ``crp_rag_config``, the answer generation after
 the sufficiency verdicts (paths, step reasoning, integration, span) in ``crp_rag_answer``.
 
-Event names and order follow the spec's §6.1 table: core events where the reducer has one
+Event names and order follow spec crp-rag.md §6.1: core events where the reducer has one
 (``node_added`` = node_created, ``retrieved``, ``node_scored``, ``path``, ``answer``), and
 ``custom`` events with the spec's names for the rest.
 

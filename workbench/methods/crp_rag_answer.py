@@ -1,4 +1,4 @@
-"""CRP-RAG's answer generation after the sufficiency verdicts (spec §3.4-3.5): enumerate the
+"""CRP-RAG's answer generation after the sufficiency verdicts (spec crp-rag.md §3.4-3.5): enumerate the
 root-to-sink paths, prune those through an insufficient node (refusing when none is left),
 reason along the best ``max_answer_paths`` step by step (paths together, the steps of one
 path in turn), integrate two or more path answers, and read the short answer span."""

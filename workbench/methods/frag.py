@@ -12,7 +12,7 @@ already a span (a KG entity name), so no answer-span extraction call follows.
 10. (gold known) per-stage answer coverage and Hits@1. FRAG-F
 (``frag_feedback``) adds one path-extraction call and adapts a copy of the router.
 
-:class:`Frag` turns the pieces into the spec's event order (§6.2); ``frag_trace`` renders
+:class:`Frag` turns the pieces into the event order of spec frag.md §6.2; ``frag_trace`` renders
 the retrieval stages.
 
 Batched (``batch_size`` > 1, ``batched.together``): with FRAG-F on, the answer call and the

@@ -177,7 +177,7 @@ def complexity_features(q: str) -> dict[str, Any]:
 
 
 def heuristic_hops(q: str, feats: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """Spec §3.1 fallback: 1 + bridge cues (max 3) + 1 if f_ent >= 3 (or f_dep >= 6)."""
+    """Spec par-rag.md §3.1 fallback: 1 + bridge cues (max 3) + 1 if f_ent >= 3 (or f_dep >= 6)."""
     low = q.lower()
     cues = []
     if re.search(r"\w's\b|\bthe \w+(?: \w+)? of\b", low):
@@ -761,7 +761,7 @@ def _parse_score(text: str) -> float | None:
 
 
 def alpha_table(gamma: float = 1.5, h0: float = 3.5) -> dict[int, float]:
-    """α(ĥ) for ĥ = 1..4 (spec §3.4: 0.977, 0.905, 0.679, 0.321 with the defaults)."""
+    """α(ĥ) for ĥ = 1..4 (spec par-rag.md §3.4: 0.977, 0.905, 0.679, 0.321 with the defaults)."""
     return {h: round(C.alpha_of(h, gamma, h0), 3) for h in (1, 2, 3, 4)}
 
 

@@ -1,4 +1,4 @@
-"""CRP-RAG prompts (spec §3.6): P_gen, P_combine, P_integration, P_evaluation, P_step,
+"""CRP-RAG prompts (spec crp-rag.md §3.6): P_gen, P_combine, P_integration, P_evaluation, P_step,
 P_abstract, and the one-shot path prompt of the "w/o iterative reasoning" ablation.
 
 Each system message starts with a one-line ``Task:`` header that names the prompt; the

@@ -1,4 +1,4 @@
-"""PAR-RAG prompts (spec §3.3-3.5): plan, read (cited), judge, attribution, refine, final,
+"""PAR-RAG prompts (spec par-rag.md §3.3-3.5): plan, read (cited), judge, attribution, refine, final,
 and the optional LLM hop estimate. Each system message starts with a ``Task:`` header.
 """
 from __future__ import annotations
