@@ -17,12 +17,12 @@ SUFFIXES = {".py", ".md", ".txt", ".toml", ".yaml", ".yml", ".json", ".html", ".
 SELF = Path(__file__).resolve()
 
 # The one pattern for every form: an optional page ("spec crp-rag.md", "docs/specs/par-rag.md",
-# "crag-benchmark.md"), then "§N[.N…]" with an optional range end, "gap N" or "item N"; or the
+# "crag-benchmark.md"), then "§N[.N…]" with an optional range end, "gap N", "item N" or ", AN"; or the
 # section-less forms "spec gap N" and "spec AN" (an A-item of FRAG's §7.1 or the CRAG study's §6.1).
 REF = re.compile(
     r"(?:(?P<page>[A-Za-z][\w-]*)\.md[\s,]*)?"
     r"(?:§\s*(?P<sec>\d+(?:\.\d+)*)(?:\s*[-–]\s*(?P<end>\d+(?:\.\d+)*))?"
-    r"(?:\s*gap\s+(?P<gap>\d+))?(?:\s*item\s+(?P<item>\d+))?"
+    r"(?:,?\s*gap\s+(?P<gap>\d+))?(?:,?\s*item\s+(?P<item>\d+))?(?:,\s*(?P<aitem2>A\d+)\b)?"
     r"|\bspec\s+(?:gap\s+(?P<xgap>\d+)|(?P<aitem>A\d+))\b)")
 
 # A file's method, by its path (the first that matches wins).
@@ -69,8 +69,9 @@ def _missing(page: str, m: re.Match) -> str | None:
         return f"docs/specs/{page}.md §{m['sec'] or ''} has no gap {gap}"
     if m["item"] and not re.search(rf"^\s*{m['item']}\.\s", body, re.M):
         return f"docs/specs/{page}.md §{m['sec']} has no item {m['item']}"
-    if m["aitem"] and not re.search(rf"\*\*{m['aitem']}\b", whole):
-        return f"docs/specs/{page}.md has no item {m['aitem']}"
+    aitem = m["aitem"] or m["aitem2"]
+    if aitem and not re.search(rf"\*\*{aitem}\b", whole):
+        return f"docs/specs/{page}.md has no item {aitem}"
     return None
 
 
@@ -145,6 +146,8 @@ def test_every_spec_reference_resolves():
     ("(spec §7 gap 99)", "workbench/methods/crp_rag.py", "no gap 99"),
     ("spec coggrag.md §7.2 item 42", "workbench/x.py", "no item 42"),
     ("(spec A99)", "workbench/methods/frag.py", "no item A99"),
+    ("(spec frag.md §3.4, A99)", "workbench/x.py", "no item A99"),
+    ("(coggrag.md §7.2, item 9)", "workbench/x.py", "no item 9"),
     ("spec §3.4", "workbench/eval/unrelated.py", "names no spec page"),
 ])
 def test_check_on_strings(text, rel, expect):
