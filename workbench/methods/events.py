@@ -54,8 +54,9 @@ declare(
     _s("sink_closed", CRP, "A sink got no usable proposal and was closed as final.",
        "iteration reason", "raw", node=True),
     _s("similarity_computed", CRP, "Pairwise similarity of the iteration's proposals, "
-       "before merging.", "iteration sibling_pairs sibling_near_duplicates proposals texts "
-       "matrix tau_combine embedder merging", node=False),
+       "before merging.", "iteration proposals texts matrix tau_combine embedder merging",
+       "sibling_pairs sibling_near_duplicates", node=False,
+       more="the sibling counts are missing from runs stored before they were added"),
     _s("node_capped", CRP, "A merged proposal was not drawn: the iteration or the graph hit "
        "its node cap.", "iteration proposals text parents reason", node=False),
     _s("proposals_merged", CRP, "Similar proposals were merged into one node.",
