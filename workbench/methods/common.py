@@ -222,11 +222,6 @@ def score_dict(comp: Completion) -> dict[str, float]:
     return out
 
 
-def token_logprobs(comp: Completion) -> list[list[Any]]:
-    """[[piece, logprob], ...] for a per-token heatmap in the inspector."""
-    return [[t.piece, None if t.logprob is None else round(t.logprob, 4)] for t in comp.tokens]
-
-
 # --- embeddings ----------------------------------------------------------------------
 
 class HashEmbedder:
