@@ -3,7 +3,7 @@ run, and see the original and the counterfactual side by side (workbench/ui/what
 on the toy UI with the scripted backend."""
 from __future__ import annotations
 
-import re
+import os
 from typing import Iterator
 
 import pytest
@@ -53,12 +53,21 @@ class ToyCF(S.ToyMethod):
         yield T.answer(comp.text, node_id="a")
 
 
+def rules() -> list[dict]:
+    # the answer goes wrong once step 0 no longer starts with passage p1
+    return [{"match": r"final answer: .*\| evidence: (?!p1)", "regex": True, "text": WRONG,
+             "logprob": -0.3}] + S.scripted_rules()
+
+
 def _backend():
     from workbench.ui.backend import DemoScriptedBackend
-    # the answer goes wrong once step 0 no longer starts with passage p1
-    rules = [{"match": r"final answer: .*\| evidence: (?!p1)", "regex": True, "text": WRONG,
-              "logprob": -0.3}] + S.scripted_rules()
-    return DemoScriptedBackend.from_table(rules, default="I don't know.")
+    return DemoScriptedBackend.from_table(rules(), default="I don't know.")
+
+
+# As a plug-in of a `streamlit run` subprocess (tests/test_browser_whatif.py).
+if __name__ in os.environ.get("WORKBENCH_UI_PLUGINS", "").split(","):
+    from workbench.ui import data as _uidata
+    _uidata.register_method(ToyCF)
 
 
 @pytest.fixture
@@ -74,9 +83,10 @@ def ui(isolated_home, monkeypatch):
             _REGISTRY.pop(ToyCF.name, None)
 
 
-def stored_run() -> str:
+def stored_run(llm=None) -> str:
     st = Store()
-    ctx = RunContext(llm=_backend(), config=S.ToyConfig(), retrievers={"bm25": S.ToyRetriever()},
+    ctx = RunContext(llm=llm or _backend(), config=S.ToyConfig(),
+                     retrievers={"bm25": S.ToyRetriever()},
                      dataset="ui-toy", gold=S.QUESTIONS[0])
     tr = run_to_end(ToyCF(), ctx, S.QUESTIONS[0].question, store=st, question_id="tq1")
     assert tr.status == "finished" and tr.answer["text"].startswith(S.ANSWER)
@@ -276,8 +286,8 @@ def test_attribution_heat_strip_on_the_evidence(ui):
     by = {e.evidence_id: e for e in att.items}
     assert by["p1"].answer_changed and by["p1"].correctness_changed
     assert not by["p3"].answer_changed and att.drop_all is not None
-    strip = [h.proto.body for h in at.get("html") if "wb-heatstrip" in h.proto.body]
-    assert strip and strip[0].count('class="wb-heat"') == 3
+    strip = [h.proto.body for h in at.get("html") if "wb-attr-strip" in h.proto.body]
+    assert strip and strip[0].count('class="wb-attr-cell"') == 3
     assert WV.HEAT["both"][0] in strip[0] and WV.HEAT["none"][0] in strip[0]
     assert "<script" not in strip[0] and "<img" not in strip[0]
     table = next(d for d in at.dataframe if "answer changes" in d.value.columns).value

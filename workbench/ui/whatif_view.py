@@ -450,13 +450,13 @@ def heat_strip(att: Any) -> list[dict[str, Any]]:
     from . import widgets as W
     rows = attribution_rows(att)
     cells = "".join(
-        f'<span class="wb-heat" title="{esc(r["title"] + " · " + HEAT[r["heat"]][2])}" '
+        f'<span class="wb-attr-cell" title="{esc(r["title"] + " · " + HEAT[r["heat"]][2])}" '
         f'style="display:inline-block;min-width:44px;margin:0 3px 3px 0;padding:2px 6px;'
         f'font-size:12px;border-radius:3px;background:{HEAT[r["heat"]][0]};'
         f'border:2px solid {HEAT[r["heat"]][1]}">{esc(shorten(r["evidence"], 24))}</span>'
         for r in rows)
     st.markdown("**What the answer depends on** (leave-one-out over this node's evidence)")
-    st.html(f'<div class="wb-heatstrip">{cells}</div>')
+    st.html(f'<div class="wb-attr-strip">{cells}</div>')
     W.legend([(k, lab, fill, border, False) for k, (fill, border, lab) in HEAT.items()])
     st.dataframe([{k: v for k, v in r.items() if k != "heat"} for r in rows],
                  hide_index=True, width="stretch")
@@ -587,6 +587,11 @@ def result_graph(d: D.RunDiff, parent: Trace, child: Trace, node: str | None) ->
     return data
 
 
+def _code(text: Any) -> str:
+    """An id as inline code (escapes do not work inside a code span: backticks go)."""
+    return "`" + str(text).replace("`", "") + "`"
+
+
 def _verdict(correct: Any) -> str:
     if correct is None:
         return "not judged (no gold answer)"
@@ -604,14 +609,14 @@ def result(store: Any, run: dict[str, Any], tr: Trace, *, key: str, height: int 
     iv = (tr.meta or {}).get("intervention") or note.get("intervention") or {}
     applied = note.get("applied") or []
     prow = store.get_run(pid)
-    st.markdown(f"##### Counterfactual of run `{md_escape(pid)}`")
+    st.markdown(f"##### Counterfactual of run {_code(pid)}")
     if prow is None:
         st.info("The original run is no longer stored; only the counterfactual is shown.")
         for line in intervention_words(iv, applied, None):
             st.markdown("- " + md_escape(line))
         return
     parent = Trace.fold(store.events(pid))
-    c = st.columns([4, 1], vertical_alignment="center")
+    c = st.columns([3, 1], vertical_alignment="center")
     with c[0]:
         for line in intervention_words(iv, applied, parent):
             st.markdown("- " + md_escape(line))
@@ -622,7 +627,7 @@ def result(store: Any, run: dict[str, Any], tr: Trace, *, key: str, height: int 
     for col, title, t, row in ((a[0], "Original", parent, prow), (a[1], "Counterfactual", tr, run)):
         ans = t.answer or {}
         text = ans.get("text")
-        col.markdown(f"**{title}** (`{md_escape(t.run_id)}`) · {_verdict(row.get('correct'))}")
+        col.markdown(f"**{title}** ({_code(t.run_id)}) · {_verdict(row.get('correct'))}")
         col.markdown(md_escape(text) if text else "_(no answer)_")
     if (parent.answer or {}).get("text") == (tr.answer or {}).get("text"):
         st.caption("The answer did not change.")
