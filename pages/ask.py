@@ -144,7 +144,8 @@ def live_panel() -> None:
         W.draw_graph(tr, key=K, whatif=w, height=520, triage=tri)
         if b is not None:
             with st.expander("LLM calls on a time line", expanded=True):
-                waterfall(tr, key=K, running=b.in_flight(0) if b.running else None)
+                waterfall(tr, key=K, running=b.in_flight(0) if b.running else None,
+                          busy=b.busy(0) if b.running else None)
         with st.expander("All nodes"):
             W.nodes_table(tr)
     if b is None:

@@ -192,6 +192,62 @@ def test_live_runner_reports_the_call_in_flight():
     assert [c.text for c in out] == ["ok", "ok"] and js.call_started is None
 
 
+def test_live_runner_reports_a_search_between_calls():
+    """A run between LLM calls, searching (a dense index is built on its first search, for
+    minutes on a small CPU), says so on the page instead of showing no sign of life."""
+    from workbench.ui import live
+    from workbench.viz.waterfall import busy_text
+
+    gate, entered = threading.Event(), threading.Event()
+
+    class SlowIndex:
+        name = "dense"
+
+        def search(self, query, k=5):
+            entered.set()
+            gate.wait(5)
+            return ["hit"] * k
+
+    js = live.JobState(live.Job("m"))
+    b = live.LiveBatch.__new__(live.LiveBatch)
+    b.jobs = [js]
+    tap = live.RetrieverTap(SlowIndex(), js, "dense")
+    assert b.busy(0) is None and tap.name == "dense"      # other attributes are the inner's
+    th = threading.Thread(target=tap.search, args=("who?", 2))
+    th.start()
+    assert entered.wait(5)
+    time.sleep(0.05)
+    busy = b.busy(0)
+    assert busy is not None and busy["what"] == "retrieval (dense)" and busy["elapsed_ms"] >= 40
+    gate.set()
+    th.join(5)
+    assert b.busy(0) is None
+    assert busy_text(None) == ""
+    assert busy_text({"what": "retrieval (bm25)", "elapsed_ms": 1200}) == \
+        "Running now: retrieval (bm25) for 1.2 s, no LLM call in flight"
+    assert "built over the whole corpus on its first use" in busy_text(
+        {"what": "retrieval (dense)", "elapsed_ms": 35_000})
+
+
+def _busy_script():
+    import streamlit as st
+
+    from tests.test_waterfall import crp_like
+    from workbench.ui.waterfall_view import waterfall
+    waterfall(crp_like(), key="wf", busy=st.session_state.get("busy"))
+
+
+def test_waterfall_view_says_a_search_runs_between_calls():
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_function(_busy_script, default_timeout=30)
+    at.session_state["busy"] = {"what": "retrieval (dense)", "elapsed_ms": 40_000.0}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    caps = [c.value.replace("\\", "") for c in at.caption]      # markdown-escaped source
+    assert any(c.startswith("Running now: retrieval (dense) for 40.0 s, no LLM call in flight")
+               for c in caps), caps
+
+
 def test_plain_names_and_no_spec_references_in_exports():
     assert N.phase_name("kra") == "knowledge retrieval and aggregation"
     assert N.phase_name("my_phase") == "my phase"          # unknown: shown, readable

@@ -54,6 +54,8 @@ class JobState:
     call_what: str = ""              # what that call is ("LLM call", "batch of 4 LLM calls")
     call_tokens: int = 0             # tokens it has generated so far (streamed calls only)
     clock0: float | None = None      # monotonic time of the run's t_ms = 0 (its event clock)
+    busy_started: float | None = None  # monotonic start of a search in flight (no LLM call)
+    busy_what: str = ""              # that search ("retrieval (dense)")
     _trace: T.Trace = field(default_factory=T.Trace)
     _applied: int = 0
 
@@ -143,6 +145,26 @@ class TokenTap:
         return getattr(self.inner, name)
 
 
+class RetrieverTap:
+    """A run's retriever, marking the job busy while a search runs: a dense index is built
+    (or read from disk) on its first search, which takes minutes for a corpus on a small
+    CPU with no LLM call in flight, and the page says so instead of showing nothing."""
+
+    def __init__(self, inner: Any, js: JobState, kind: str):
+        self.inner, self.js, self.kind = inner, js, kind
+
+    def search(self, query: str, k: int = 5) -> Any:
+        self.js.busy_what = f"retrieval ({self.kind})"
+        self.js.busy_started = time.monotonic()
+        try:
+            return self.inner.search(query, k)
+        finally:
+            self.js.busy_started = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
 class LiveBatch:
     def __init__(self, jobs: list[Job], question: str, *, question_id: str | None,
                  dataset: str, llm: Any, store: Any, settings: Any, together: bool = False):
@@ -188,6 +210,7 @@ class LiveBatch:
                 js.status, js.error = "failed", _readable(e)
                 js.ended = time.monotonic()
                 continue
+            ctx.retrievers = {k: RetrieverTap(r, js, k) for k, r in (ctx.retrievers or {}).items()}
             queue = getattr(llm, "queue", None)
             if queue is not None and not self._take_turn(js, queue):
                 js.status = "interrupted"
@@ -363,6 +386,14 @@ class LiveBatch:
         return {"start_ms": max(0.0, (started - clock0) * 1000.0),
                 "elapsed_ms": (time.monotonic() - started) * 1000.0, "what": js.call_what,
                 "tokens": js.call_tokens or None, "partial": partial}
+
+    def busy(self, i: int = 0) -> dict[str, Any] | None:
+        """A search in flight, with no LLM call: ``{"what", "elapsed_ms"}``, or None."""
+        js = self.jobs[i]
+        started = js.busy_started
+        if started is None or js.ended is not None:
+            return None
+        return {"what": js.busy_what, "elapsed_ms": (time.monotonic() - started) * 1000.0}
 
     def elapsed(self, i: int = 0) -> float:
         js = self.jobs[i]

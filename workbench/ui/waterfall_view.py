@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from ..viz.safe import md_escape
-from ..viz.waterfall import call_rows, running_text, summary_text, waterfall_figure
+from ..viz.waterfall import busy_text, call_rows, running_text, summary_text, waterfall_figure
 
 
 def _picked(event: Any) -> tuple[str | None, str | None]:
@@ -28,11 +28,13 @@ def _picked(event: Any) -> tuple[str | None, str | None]:
     return None, None
 
 
-def waterfall(trace: Any, *, key: str, running: dict[str, Any] | None = None) -> None:
-    """Draw the run's call waterfall (with the call in flight when ``running``). A click on
-    a bar selects its node and reruns (the graph above it then shows the selection)."""
+def waterfall(trace: Any, *, key: str, running: dict[str, Any] | None = None,
+              busy: dict[str, Any] | None = None) -> None:
+    """Draw the run's call waterfall (with the call in flight when ``running``, and what the
+    run does between calls when ``busy``, a search). A click on a bar selects its node and
+    reruns (the graph above it then shows the selection)."""
     ss = st.session_state
-    now = running_text(trace, running)
+    now = running_text(trace, running) or busy_text(busy)
     if now:
         st.caption(md_escape(now))
     rows = call_rows(trace)

@@ -190,6 +190,20 @@ def running_text(trace: Any, running: dict[str, Any] | None) -> str:
     return f"Running now: {r['call']}{ph} for {r['latency_ms'] / 1000:.1f} s{tok}"
 
 
+def busy_text(busy: dict[str, Any] | None) -> str:
+    """"Running now: retrieval (dense) for 12.3 s, no LLM call in flight" (raw), for a run
+    between calls; a long dense search says why (its index is built on first use)."""
+    if not busy:
+        return ""
+    secs = max(0.0, float(busy.get("elapsed_ms") or 0.0)) / 1000
+    what = busy.get("what") or "work between LLM calls"
+    txt = f"Running now: {what} for {secs:.1f} s, no LLM call in flight"
+    if secs >= 3 and ("dense" in what or "hybrid" in what):
+        txt += (" (a dense index is built over the whole corpus on its first use, which "
+                "can take minutes; later runs read it from disk)")
+    return txt
+
+
 def _secs(ms: float) -> str:
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
 
