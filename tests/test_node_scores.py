@@ -108,8 +108,13 @@ def test_inspector_score_table_with_missing_threshold_logs_no_arrow_error():
     bad = [r for r in grab.records if r.exc_info or "Arrow" in r.getMessage()]
     assert not bad, [r.getMessage() for r in bad]
     heads = [(m.label, m.value) for m in at.metric]
-    assert ("Perplexity of the sufficiency evaluation call", "1.129") in heads
-    assert ("Perplexity of the step call", "1.217") in heads
+    # short metric labels (a long one is cut off in the inspector's column), each followed
+    # by a line that names the call the number was read from
+    assert ("Perplexity", "1.129") in heads and ("Perplexity", "1.217") in heads
+    caps = [c.value.replace("\\", "") for c in at.caption]     # markdown-escaped
+    assert any(c.startswith("Perplexity 1.129 and confidence 0.886 of the sufficiency "
+                            "evaluation call") for c in caps), caps
+    assert any(c.startswith("Perplexity 1.217 of the step call") for c in caps), caps
     assert not any(lbl == "LLM calls" and v == "0" for lbl, v in heads)
     assert any("No LLM call of its own" in c.value for c in at.caption)
 
@@ -202,7 +207,7 @@ def test_displayed_scores_equal_the_stored_values_they_name(real_env, method, mo
         # the graph label shows the headline's number for the same score
         assert f"{h[0]['score']} {h[0]['text']}" in labels[n.id], (method, n.id)
         for x in h:
-            want_heads.append((x["label"].capitalize(), fmt_score(n.scores[x["score"]])))
+            want_heads.append((x["score"].capitalize(), fmt_score(n.scores[x["score"]])))
         for r in d["scores"]:
             src = score_source(tr, n, r["score"])
             if src is not None:        # the named call's own score is the stored one

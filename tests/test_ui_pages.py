@@ -133,8 +133,8 @@ def test_ask_run_produces_graph_inspector_and_stored_run(ui):
     at.selectbox(key="ask__sel").set_value("s1").run()
     no_errors(at)
     frames = [df.value for df in at.dataframe] + [t.value for t in at.table]
-    ev = next(f for f in frames if "retriever" in f.columns and "rank" in f.columns)
-    assert list(ev["rank"]) == [1, 2] and set(ev["retriever"]) == {"bm25"}
+    ev = next(f for f in frames if "retrieved" in f.columns and "passage" in f.columns)
+    assert [r.split(" · ")[:2] for r in ev["retrieved"]] == [["#1", "bm25"], ["#2", "bm25"]]
     scores = next(f for f in frames if "threshold" in f.columns)
     assert scores.iloc[0]["score"] == "perplexity" and scores.iloc[0]["threshold"] == 3.0
     assert any("wb-tok" in h.proto.body for h in at.get("html"))

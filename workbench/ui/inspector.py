@@ -32,12 +32,41 @@ def _score_table(rows: list[dict[str, Any]]) -> None:
         "source": st.column_config.TextColumn("from", width="large")})
 
 
-def _evidence_table(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> None:
-    """Retrieved passages with their whole text, wrapped: a dataframe cut every passage at
-    the column's width. ``st.table`` renders markdown, so every text cell is escaped."""
-    def cell(v: Any) -> Any:
-        return md_escape(v) if isinstance(v, str) else v    # one type per column for Arrow
-    st.table([{k: cell(r[k]) for k in cols} for r in rows])
+def _evidence_table(rows: list[dict[str, Any]], with_source: bool) -> None:
+    """Retrieved passages with their whole text, wrapped in a wide column: one narrow
+    column says how each was found (retrieval, rank, retriever, score), the other holds the
+    title and text (a dataframe cut every passage at the column's width, and a table with a
+    column per field left the text a sliver of the inspector). ``st.table`` renders
+    markdown, so every text cell is escaped."""
+    many = len({r["retrieval"] for r in rows}) > 1
+
+    def found(r: dict[str, Any]) -> str:
+        score = f" · {r['score']}" if r["score"] not in (None, "") else ""
+        query = f"q{r['retrieval']} " if many else ""
+        return f"{query}#{r['rank']} · {md_escape(r['retriever'])}{score}"
+
+    def text(r: dict[str, Any]) -> str:
+        title = f"**{md_escape(r['title'])}**: " if r["title"] else ""
+        src = f" (from passage {md_escape(r['passage'])})" if with_source and r["passage"] else ""
+        return title + md_escape(r["text"]) + src
+    st.table({"retrieved": [found(r) for r in rows], "passage": [text(r) for r in rows]})
+    st.caption("retrieved: " + ("query (q1, q2, …), " if many else "") +
+               "rank · retriever · retrieval score")
+
+
+def headline_text(heads: list[dict[str, Any]]) -> str:
+    """The headline scores with the call each was read from, in one line (raw): "Perplexity
+    1.129 and confidence 0.886 of the sufficiency evaluation call (over its 5 generated
+    tokens)"."""
+    def whence(h: dict[str, Any]) -> str:
+        if h["label"] == h["score"]:            # not a token score of a call
+            return f": {h['source']}"
+        return " of " + (h["source"] if h["source"].startswith("the ") else f"the {h['source']}")
+    if len({h["source"] for h in heads}) == 1:
+        txt = " and ".join(f"{h['score']} {h['text']}" for h in heads) + whence(heads[0])
+    else:
+        txt = "; ".join(f"{h['score']} {h['text']}{whence(h)}" for h in heads)
+    return txt[:1].upper() + txt[1:]
 
 
 def _secs(ms: Any) -> str:
@@ -58,9 +87,13 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
     st.code(d["text"] or "(no text)", language=None, wrap_lines=True)
     # the headline is the node's stored score (the graph label's number), named by the
     # call it was read from; a node without calls of its own says so instead of "0 calls"
+    # (a short metric label, as a long one is cut off in the inspector's column; the call
+    # it names is spelled out in full beneath)
     cols = st.columns(3)
     for col, h in zip(cols, d["headline"]):
-        col.metric(h["label"].capitalize(), h["text"], help=h["source"])
+        col.metric(h["score"].capitalize(), h["text"], help=h["label"] + ": " + h["source"])
+    if d["headline"]:
+        st.caption(md_escape(headline_text(d["headline"])))
     if d["llm_calls"]:
         cols[2].metric("LLM calls", f"{len(d['llm_calls'])}",
                        help=f"{_secs(d['latency_ms'])} in total")
@@ -79,9 +112,7 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
         if d["queries"]:
             for i, q in enumerate(d["queries"]):
                 st.markdown(f"**Query {i + 1}:** {md_escape(q)}")
-            cols = ("retrieval", "rank", "retriever", "score", "title", "text") + \
-                (("passage",) if any(r["passage"] for r in d["evidence"]) else ())
-            _evidence_table(d["evidence"], cols)
+            _evidence_table(d["evidence"], any(r["passage"] for r in d["evidence"]))
         else:
             st.caption("Nothing was retrieved for this node.")
         _cut_passages(trace.nodes[node_id].attrs.get("context"))
