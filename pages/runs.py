@@ -72,14 +72,15 @@ st.markdown(f"#### {W.md_escape(run['method'])} · {W.md_escape(run['status'])} 
             f"`{run_id}`\n**Question:** {W.md_escape(run['question'])}")
 if run.get("error"):
     st.caption("Error: " + W.md_escape(run["error"]))
+full = Trace.fold(events)
 if run.get("parent_run_id"):        # a counterfactual: the original beside it
     with st.container(border=True):
-        WV.result(store, run, Trace.fold(events), key=K)
+        WV.result(store, run, full, key=K)
 rc = st.columns([3, 2], vertical_alignment="bottom")
 step = rc[0].slider("Replay: rebuild the graph at event", 0, len(events) - 1, len(events) - 1,
                     key=f"{K}__step_{run_id}",
                     help="Rebuilds the graph from the stored events up to this one.")
-tr = Trace.fold(events[: step + 1])
+tr = full if step == len(events) - 1 else Trace.fold(events[: step + 1])
 ev = events[step]
 rc[1].caption(f"Event {step} of {len(events) - 1}: **{W.md_escape(event_name(ev.type))}**"
               + (f" · node {W.md_escape(ev.node_id)}" if ev.node_id else "")
@@ -110,7 +111,7 @@ with t_ins:
     nid = W.node_picker(tr, key=K)
     W.inspector(tr, nid, key=K)
 with t_cf:
-    WV.form(store, run, Trace.fold(events), key=K, default_node=nid,
+    WV.form(store, run, full, key=K, default_node=nid,
             method_cls=D.method_classes().get(run["method"]))
 with t_ann:
     if anns:
