@@ -374,7 +374,7 @@ def test_cli_whatif_prints_a_summary_and_a_json_last_line(monkeypatch, capsys):
 
 # ---------------------------------------------------------------- real model
 
-CRP_SMALL = {"retriever": "bm25", "samples_per_sink": 1, "max_iterations": 2, "max_nodes": 3,
+CRP_SMALL = {"retriever": "bm25", "samples_per_sink": 1, "max_iterations": 1, "max_nodes": 3,
              "top_k": 2, "gen_max_tokens": 40, "summary_max_tokens": 40, "eval_max_tokens": 12,
              "step_max_tokens": 16, "answer_max_tokens": 40}
 
