@@ -429,3 +429,23 @@ def test_attribute_leaves_each_item_out_and_then_all(st, monkeypatch, capsys):
     res = attribute(st, rid, "r2", llm=_rag_backend(), build=builder(RAG_KW), write=True,
                     limit=1)
     assert len(res.items) == 1 and res.drop_all is None and n_runs(st) == before + 1
+
+
+def test_ircot_new_thought_text_reruns_only_the_steps_after_it(st):
+    def backend():
+        be = ScriptedBackend()
+        be.add("Hayao Miyazaki directed it", "So the answer is: Tokyo")
+        return be.add("", "So the answer is: Kyoto")
+    rid = original(st, "ircot", backend(), RAG_KW, Q)
+    parent = st.trace(rid)
+    assert list(parent.nodes) == ["q1", "r2", "t3", "a4"] and parent.answer["text"] == "Kyoto"
+    res = whatif(st, rid, Intervention("t3", step="Hayao Miyazaki directed it."),
+                 llm=backend(), build=builder(RAG_KW))
+    tr = st.trace(res.run_id)
+    # t3's own call replays; the loop goes on with the new thought: a retrieval and a step
+    assert fresh_set(res) == [("t5", "cot")] and res.replayed_calls == 1
+    assert [tr.nodes[n].kind for n in tr.nodes] == ["question", "retrieval", "thought",
+                                                   "retrieval", "thought", "answer"]
+    assert tr.nodes["r4"].text == "Hayao Miyazaki directed it." and res.answer == "Tokyo"
+    res = whatif(st, rid, Intervention("r2", drop=["d1"]), llm=backend(), build=builder(RAG_KW))
+    assert fresh_set(res) == [("t3", "cot")]
