@@ -33,9 +33,9 @@ declare(
     # ---------------------------------------------------------------- CRP-RAG
     _s("tau_calibration_mismatch", CRP, "The shipped tau_ppl was calibrated for another "
        "model or dataset; shown as a caveat next to the answer.", "tau_ppl note",
-       "calibrated_for calibrated_on running dataset reasons", node=True),
+       "calibrated_for calibrated_on running dataset reasons"),
     _s("tau_model_mismatch", CRP, "Former name of tau_calibration_mismatch.", "",
-       "tau_ppl note", node=True, legacy=True),
+       "tau_ppl note", legacy=True),
     _s("gc_iteration_started", CRP, "An iteration of graph construction began on the open "
        "sinks.", "iteration open_sinks", node=False),
     _s("gc_iteration_finished", CRP, "An iteration of graph construction ended: new nodes, "
