@@ -449,3 +449,31 @@ def test_ircot_new_thought_text_reruns_only_the_steps_after_it(st):
     assert tr.nodes["r4"].text == "Hayao Miyazaki directed it." and res.answer == "Tokyo"
     res = whatif(st, rid, Intervention("r2", drop=["d1"]), llm=backend(), build=builder(RAG_KW))
     assert fresh_set(res) == [("t3", "cot")]
+
+
+def test_a_run_of_an_eval_replays_with_its_evaluation_level_knobs(st):
+    from tests.test_eval_helpers import ToyDataset, answer_rules, toy_methods
+    from workbench.analysis.whatif import with_eval_knobs
+    from workbench.eval.runner import EvalRunner, EvalSpec
+    spec = EvalSpec(dataset="toy", methods=["toy-llm"], judge="off", limit=1,
+                    sets={"idk_prompt": True})
+    r = EvalRunner.new(st, spec, backend=ScriptedBackend.from_table(answer_rules()),
+                       dataset=ToyDataset(), method_classes=toy_methods())
+    assert r.run().status == "finished"
+    rid = st.query("SELECT run_id FROM runs WHERE eval_id = ?", [r.eval_id])[0]["run_id"]
+    assert st.get_run(rid)["config"]["_eval"] == {"idk_prompt": True}
+
+    def build(apply):
+        def b(run, llm, parent):
+            m = toy_methods()[run["method"]]()
+            cfg = {k: v for k, v in run["config"].items() if not k.startswith("_")}
+            ctx = RunContext(llm=llm, config=cfgmod.build(m.Config, cfg), seed=run["seed"])
+            return m, (with_eval_knobs(run, ctx, passages=[]) if apply else ctx)
+        return b
+    node = next(iter(st.trace(rid).nodes))
+    be = ScriptedBackend.from_table(answer_rules())
+    res = whatif(st, rid, Intervention(node), llm=be, build=build(True), write=False)
+    assert res.fresh_calls == 0 and res.replayed_calls >= 1 and be.calls == []
+    # without the eval's "I don't know" instruction the prompts differ: nothing replays
+    res = whatif(st, rid, Intervention(node), llm=be, build=build(False), write=False)
+    assert res.replayed_calls == 0 and res.fresh_calls >= 1

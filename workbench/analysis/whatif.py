@@ -327,7 +327,22 @@ def default_build(run: dict[str, Any], llm: Any, parent: Trace) -> tuple[Any, An
     used = parent.retrievers() & {"bm25", "dense", "hybrid"}
     if len(used) == 1:
         ctx.extra["default_retriever"] = used.pop()
-    return method, ctx
+    return method, with_eval_knobs(run, ctx)
+
+
+def with_eval_knobs(run: dict[str, Any], ctx: Any, passages: Any = None) -> Any:
+    """``ctx`` with the evaluation-level knobs of a run of an eval (``config._eval``:
+    chunking, noise passages, "I don't know" prompting) applied as the eval applied them, so
+    its calls replay; ``passages``: the dataset's (default: loaded by name)."""
+    eval_knobs = (run.get("config") or {}).get("_eval")
+    if not eval_knobs:
+        return ctx
+    from ..eval import knobs as K
+    if passages is None:
+        from ..datasets import load_dataset
+        passages = getattr(load_dataset(run.get("dataset") or "demo"), "passages", []) or []
+    return K.apply_to_context(ctx, eval_knobs, passages=passages,
+                              question_id=run.get("question_id") or "")
 
 
 def default_passage(run: dict[str, Any]) -> Callable[[str], Any]:
