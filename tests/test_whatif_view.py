@@ -293,3 +293,45 @@ def test_attribution_heat_strip_on_the_evidence(ui):
     table = next(d for d in at.dataframe if "answer changes" in d.value.columns).value
     assert list(table["evidence"]) == ["p1", "p3", "(all dropped)"]
     assert list(table["correctness changes"]) == ["yes", "no", "no"]
+
+
+def test_a_visitor_may_run_one_and_it_waits_its_turn_for_the_model(ui, monkeypatch):
+    """Shared mode: a visitor runs a counterfactual like an Ask run (deleting stays the
+    host's); while another run holds the model it waits in line, and Cancel leaves the line
+    with nothing run or stored."""
+    import threading
+    monkeypatch.setenv("WORKBENCH_SHARED", "1")
+    rid = stored_run()
+    at = pick(app("pages/runs.py", run=rid), rid, "s0")
+    assert at.checkbox(key="runs__confirm").disabled                # delete: host only
+    drops = [c for c in at.checkbox if c.key.startswith(f"runs__cf_{rid}_s0__drop_")]
+    drops[0].check().run()
+    held, release = threading.Event(), threading.Event()
+
+    def other_run():
+        with backend._LLM_LOCK.hold("run", "another session"):
+            held.set()
+            release.wait(30)
+    th = threading.Thread(target=other_run, daemon=True)
+    th.start()
+    assert held.wait(5)
+    before = n_runs()
+    try:
+        at.button(key="runs__cf_run").click().run()
+        job = at.session_state["runs__cf_job"]
+        assert job.status == "waiting" and job.running
+        at.run()
+        assert any("Waiting for the model" in i.value for i in at.info), \
+            [i.value for i in at.info]
+        at.button(key="runs__cf_cancel").click().run()
+        assert job.join(10) and job.status == "cancelled"
+    finally:
+        release.set()
+        th.join(5)
+    at.run()
+    assert any("Cancelled while waiting" in e.value for e in at.error)
+    assert n_runs() == before
+    # with the model free, the visitor's counterfactual runs and is stored
+    job = run_cf(at)
+    assert job.status == "done", job.error
+    assert Store().get_run(job.result.run_id)["parent_run_id"] == rid

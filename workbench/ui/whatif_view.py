@@ -270,10 +270,9 @@ def form(store: Any, run: dict[str, Any], tr: Trace, *, key: str, method_cls: An
     ss = st.session_state
     run_id = run["run_id"]
     job: CounterfactualJob | None = ss.get(_job_key(key))
-    if job is not None and (job.running or job.run_id == run_id):
+    busy = job is not None and job.running     # one at a time; the form stays (its choices too)
+    if job is not None and (busy or job.run_id == run_id):
         _job_panel(job, key=key)
-        if job.running:
-            return
     if run.get("status") not in ("finished", "refused"):
         st.info(f"This run is {md_escape(run.get('status'))}: its stored calls are incomplete, "
                 "so it cannot be re-run with a change. Counterfactuals start from a finished run.")
@@ -324,10 +323,11 @@ def form(store: Any, run: dict[str, Any], tr: Trace, *, key: str, method_cls: An
         if att is not None:
             heat_strip(att)
         elif items and st.button(
-                "Which of these does the answer depend on?", key=f"{k}__attr",
+                "Which of these does the answer depend on?", key=f"{k}__attr", disabled=busy,
                 help="Leave-one-out: one re-run per item without it (and one without them "
                      "all), each behind the stored calls; nothing is stored."):
-            start(store, run_id, Intervention(nid), key=key, kind="attribute")
+            if not busy:
+                start(store, run_id, Intervention(nid), key=key, kind="attribute")
         for i, it in enumerate(items):
             label = md_escape(it["id"])
             if it["title"]:
@@ -355,12 +355,12 @@ def form(store: Any, run: dict[str, Any], tr: Trace, *, key: str, method_cls: An
         verdict = None if choice == KEEP else choice
     iv = Intervention(nid, drop=drop, add=add, add_ids=add_ids, step=step, verdict=verdict)
     clicked = st.button("Run counterfactual", key=f"{key}__cf_run", type="primary",
-                        disabled=not iv.parts(),
+                        disabled=busy or not iv.parts(),
                         help="Re-runs the method with this change; the calls before the "
                              "change replay from the stored run.")
     if not iv.parts():
         st.caption("Choose a change above first.")
-    if clicked and iv.parts():
+    if clicked and iv.parts() and not busy:
         start(store, run_id, iv, key=key)
 
 
@@ -407,12 +407,13 @@ def _job_panel(job: CounterfactualJob, *, key: str) -> None:
                         f"({time.monotonic() - job.started:.0f} s)",
                         icon=":material/progress_activity:")
             return
-        if job.status == "done" and job.result is not None and not job.opened:
+        if not job.opened:         # it ended since the page was drawn: redraw all of it
             job.opened = True
-            if job.kind == "attribute":
-                st.session_state[f"{key}__cf_attr_{job.run_id}_{job.iv.node}"] = job.result
-            else:
-                open_run(key, job.result.run_id, job.iv.node)
+            if job.status == "done" and job.result is not None:
+                if job.kind == "attribute":
+                    st.session_state[f"{key}__cf_attr_{job.run_id}_{job.iv.node}"] = job.result
+                else:
+                    open_run(key, job.result.run_id, job.iv.node)
             st.rerun(scope="app")
         if job.error:              # until the next attempt
             W.error(md_escape(job.error), "Nothing was stored.")
