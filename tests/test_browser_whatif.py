@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,10 @@ from tests.test_browser_e2e import (ARTIFACTS, CHROMIUM, ROOT, Server, _assert_i
                                     _graph_frame, _open_tab, _page, _pick, _settled, browser)
 
 IMG = ROOT / "docs" / "img"
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                reason=f"{CHROMIUM} is absent (install Debian's chromium "
+                                       f"package, or run scripts/setup.sh --with-browser)")
 
 
 def _wait_text(page, text: str, timeout: float = 60.0):
