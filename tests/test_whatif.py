@@ -477,3 +477,24 @@ def test_a_run_of_an_eval_replays_with_its_evaluation_level_knobs(st):
     # without the eval's "I don't know" instruction the prompts differ: nothing replays
     res = whatif(st, rid, Intervention(node), llm=be, build=build(False), write=False)
     assert res.replayed_calls == 0 and res.fresh_calls >= 1
+
+
+def test_attribution_scores_the_original_answer_in_each_variant_without_generating(st):
+    """Δ log P: the original answer call's output, teacher-forced in each variant's answer
+    prompt, minus the same in the original; it moves with the evidence the answer rests on
+    even where the generated answer would not, and it costs scorings, not generations."""
+    from workbench.analysis.attribute import attribute
+
+    def backend():
+        be = ScriptedBackend()
+        be.add("Passage 1 says", "Tokyo", logprob=-0.1)     # the original's first passage
+        be.add("Passage 2 says", "Kyoto", logprob=-3.0)
+        return be.add("", "Nara", logprob=-5.0)
+    rid = original(st, "standard-rag", backend(), RAG_KW, Q)
+    be = backend()
+    res = attribute(st, rid, "r2", llm=be, build=builder(RAG_KW))
+    assert res.scored_output == "Tokyo" and res.answer_logprob is not None
+    deltas = {e.evidence_id: e.delta_logprob for e in res.items}
+    assert deltas["d1"] < 0 and deltas["d2"] == deltas["d3"] == 0.0, deltas
+    assert res.drop_all.delta_logprob < deltas["d1"] < 0
+    assert "Δ log P" in res.summary() and f"{deltas['d1']:+.2f}" in res.summary()

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..methods.intervene import Intervention
-from .whatif import Build, WhatIfError, check, whatif
+from .whatif import Build, WhatIfError, answer_call, check, whatif
 
 
 @dataclass
@@ -29,6 +29,10 @@ class ItemEffect:
     fresh_calls: int
     replayed_calls: int
     run_id: str                 # the variant's run (stored only with write=True)
+    # log P(original answer call's output | the variant's answer prompt) minus the same in
+    # the original run, both teacher-forced: how much less (negative) the model would say the
+    # original answer without this evidence, even when its greedy answer does not change
+    delta_logprob: float | None = None
 
 
 @dataclass
@@ -43,6 +47,8 @@ class Attribution:
     fresh_calls: int = 0        # over every variant
     replayed_calls: int = 0
     stored: bool = False
+    answer_logprob: float | None = None   # the original answer's, teacher-forced in its call
+    scored_output: str | None = None      # the text that was scored (that call's output)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,11 +62,13 @@ class Attribution:
         lines = [f"leave-one-out over the {len(self.items)} evidence item(s) of node "
                  f"{self.node} of run {self.run_id} ({self.method}); answer {self.answer!r} "
                  f"({ok(self.correct)})",
-                 f"{'evidence':40s} {'answer changes':>14s} {'correctness':>12s}  answer"]
+                 f"{'evidence':40s} {'answer changes':>14s} {'correctness':>12s} "
+                 f"{'Δ log P':>8s}  answer"]
         for e in self.items + ([self.drop_all] if self.drop_all else []):
             name = "(all dropped)" if e.evidence_id == "*" else e.evidence_id
             lines.append(f"{name[:40]:40s} {'yes' if e.answer_changed else 'no':>14s} "
-                         f"{('changes' if e.correctness_changed else ok(e.correct)):>12s}  "
+                         f"{('changes' if e.correctness_changed else ok(e.correct)):>12s} "
+                         f"{'' if e.delta_logprob is None else f'{e.delta_logprob:+.2f}':>8s}  "
                          f"{(e.answer or '')[:60]!r}")
         lines.append(f"calls: {self.fresh_calls} fresh, {self.replayed_calls} replayed over "
                      f"{len(self.items) + (1 if self.drop_all else 0)} variants")
@@ -93,13 +101,21 @@ def attribute(store: Any, run_id: str, node: str, *, llm: Any, build: Build | No
     variants = [([pid], pid, title) for pid, title in items]
     if len(items) > 1:
         variants.append(([pid for pid, _ in items], "*", ""))
+    base = answer_call(tr)
+    if base is not None:
+        out.scored_output = base["output"]
+        out.answer_logprob = _logprob(llm, base["prompt"], base["output"])
     for drop, key, title in variants:
         res = whatif(store, run_id, Intervention(node, drop=drop), llm=llm, build=build,
                      write=write)
         out.correct = res.parent_correct
+        delta = None
+        if out.answer_logprob is not None and res.answer_call is not None:
+            lp = _logprob(llm, res.answer_call["prompt"], base["output"])
+            delta = None if lp is None else round(lp - out.answer_logprob, 4)
         eff = ItemEffect(key, title, res.answer, res.answer_changed, res.correct,
                          res.correct != res.parent_correct, res.fresh_calls,
-                         res.replayed_calls, res.run_id)
+                         res.replayed_calls, res.run_id, delta)
         out.fresh_calls += res.fresh_calls
         out.replayed_calls += res.replayed_calls
         if key == "*":
@@ -107,3 +123,15 @@ def attribute(store: Any, run_id: str, node: str, *, llm: Any, build: Build | No
         else:
             out.items.append(eff)
     return out
+
+
+def _logprob(llm: Any, prompt: str, continuation: str) -> float | None:
+    """Teacher-forced log-probability of ``continuation`` after the rendered ``prompt``
+    (the backend's scoring API, no generation); None where the backend cannot score."""
+    if not continuation:
+        return None
+    try:
+        scored = llm.score(prompt, continuation)
+    except (NotImplementedError, AttributeError):
+        return None
+    return round(float(sum(t.logprob for t in scored.tokens)), 4)

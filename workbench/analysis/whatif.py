@@ -84,6 +84,9 @@ class WhatIfResult:
     wall_ms: float
     llm_ms: float                    # model time of the fresh calls
     parent_llm_ms: float
+    # the counterfactual's call its answer was read from (prompt, output, call_id), for a
+    # teacher-forced score of the original answer in its place (attribution)
+    answer_call: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -463,4 +466,19 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
         renamed={a: b for a, b in mapping.items() if a != b}, applied=hook.applied,
         wall_ms=round(wall_ms, 1),
         llm_ms=round(sum(float(c.get("latency_ms") or 0.0) for _, c in fresh), 1),
-        parent_llm_ms=round(float(parent.totals()["llm_ms"]), 1))
+        parent_llm_ms=round(float(parent.totals()["llm_ms"]), 1),
+        answer_call=answer_call(new))
+
+
+def answer_call(tr: Trace) -> dict[str, Any] | None:
+    """The call a run's answer was read from: the last call made at the answer's node (the
+    answer or span-extraction call), else the run's last call; None when it made none."""
+    nid = (tr.answer or {}).get("node_id")
+    calls = sorted(tr.llm_calls.items(), key=lambda kv: kv[1].get("seq") or 0)
+    mine = [kv for kv in calls if nid and kv[1].get("node_id") == nid]
+    if not (mine or calls):
+        return None
+    cid, c = (mine or calls)[-1]
+    if c.get("prompt") is None or c.get("output") is None:
+        return None
+    return {"call_id": cid, "prompt": c["prompt"], "output": c["output"]}

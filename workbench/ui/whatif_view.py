@@ -464,8 +464,11 @@ def heat_strip(att: Any) -> list[dict[str, Any]]:
     measured = any(r["Δ log-prob"] is not None for r in rows)
     st.caption(f"{att.fresh_calls} fresh and {att.replayed_calls} replayed calls over "
                f"{len(rows)} re-runs; none stored."
-               + ("" if measured else " The change in log-probability of the original answer "
-                  "is not measured by this version."))
+               + (f" Δ log-prob: how much more (+) or less (−) likely the model finds the "
+                  f"original answer (“{md_escape(shorten(att.scored_output or '', 60))}”, teacher-forced) "
+                  f"without the item, in nats." if measured else
+                  " This backend cannot score text, so the change in the original answer's "
+                  "log-probability is not shown."))
     return rows
 
 
