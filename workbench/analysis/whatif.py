@@ -318,19 +318,21 @@ class _Buffer:
 Build = Callable[[dict[str, Any], Any, Trace], tuple[Any, Any]]
 
 
-def default_build(run: dict[str, Any], llm: Any, parent: Trace) -> tuple[Any, Any]:
-    """The method and context of a stored run, from its method, dataset, knobs, seed and
-    question id (workspace.build_context)."""
+def default_build(run: dict[str, Any], llm: Any, parent: Trace,
+                  dataset: Any = None) -> tuple[Any, Any]:
+    """The method and context of a stored run, from its method, dataset (by name, or the
+    ``dataset`` object given: a plug-in's), knobs, seed and question id
+    (workspace.build_context)."""
     from ..workspace import build_context
     cfg = {k: v for k, v in (run.get("config") or {}).items() if not str(k).startswith("_")}
-    method, ctx = build_context(run["method"], llm=llm, dataset=run.get("dataset"),
+    method, ctx = build_context(run["method"], llm=llm, dataset=dataset or run.get("dataset"),
                                 overrides=cfg, seed=run.get("seed"),
                                 question_id=run.get("question_id"))
     # a "default" retriever knob read the Settings: take the one the run searched with
     used = parent.retrievers() & {"bm25", "dense", "hybrid"}
     if len(used) == 1:
         ctx.extra["default_retriever"] = used.pop()
-    return method, with_eval_knobs(run, ctx)
+    return method, with_eval_knobs(run, ctx, getattr(dataset, "passages", None))
 
 
 def with_eval_knobs(run: dict[str, Any], ctx: Any, passages: Any = None) -> Any:

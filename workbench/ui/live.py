@@ -62,29 +62,12 @@ class JobState:
 
 def make_context(method: str, llm: Any, dataset: str, overrides: dict[str, Any] | None,
                  question_id: str | None, settings: Any) -> tuple[Any, Any]:
-    """(method, RunContext): the workspace's builder, or the same by hand for a plug-in dataset."""
-    if not uidata.is_extra(dataset):
-        from ..workspace import build_context
-        return build_context(method, llm=llm, dataset=dataset, overrides=overrides,
-                             question_id=question_id, settings=settings)
-    from .. import config as cfgmod
-    from ..methods import get_method
-    from ..methods.base import RunContext
-    m = get_method(method)
-    ds = uidata.get_dataset(dataset)
-    retrievers = {}
-    if m.kind == "text":
-        for kind in ("bm25", "dense", "hybrid"):
-            try:
-                retrievers[kind] = ds.retriever(kind)
-            except (LookupError, ValueError, NotImplementedError):
-                pass
-    kg = ds.kg() if m.kind == "kg" and hasattr(ds, "kg") else None
-    gold = uidata.question_by_id(ds, question_id) if question_id else None
-    ctx = RunContext(llm=llm, config=cfgmod.build(m.Config, overrides), seed=settings.seed,
-                     retrievers=retrievers, kg=kg, gold=gold, dataset=dataset,
-                     extra={"default_retriever": settings.retriever, "k": settings.k})
-    return m, ctx
+    """(method, RunContext) from the workspace's one builder; a plug-in dataset registered
+    with the UI is handed over as its object."""
+    from ..workspace import build_context
+    ds = uidata.get_dataset(dataset) if uidata.is_extra(dataset) else dataset
+    return build_context(method, llm=llm, dataset=ds, overrides=overrides,
+                         question_id=question_id, settings=settings)
 
 
 class TokenTap:

@@ -101,22 +101,13 @@ def evidence_items(node: T.Node) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------ the job
 
 
-def make_build(settings: Any) -> Callable[[dict[str, Any], Any, Trace], tuple[Any, Any]]:
-    """The method and context of a stored run: the workspace's builder, or the UI's own for
-    a plug-in dataset, with the run's knobs and seed."""
+def make_build() -> Callable[[dict[str, Any], Any, Trace], tuple[Any, Any]]:
+    """The method and context of a stored run (whatif's builder); a plug-in dataset
+    registered with the UI is handed over as its object."""
     def build(run: dict[str, Any], llm: Any, parent: Trace) -> tuple[Any, Any]:
-        if not uidata.is_extra(run.get("dataset") or ""):
-            return default_build(run, llm, parent)
-        from .live import make_context
-        cfg = {k: v for k, v in (run.get("config") or {}).items() if not str(k).startswith("_")}
-        method, ctx = make_context(run["method"], llm, run["dataset"], cfg,
-                                   run.get("question_id"), settings)
-        if run.get("seed") is not None:
-            ctx.seed = run["seed"]
-        used = parent.retrievers() & {"bm25", "dense", "hybrid"}
-        if len(used) == 1:
-            ctx.extra["default_retriever"] = used.pop()
-        return method, ctx
+        name = run.get("dataset") or ""
+        return default_build(run, llm, parent,
+                             dataset=uidata.get_dataset(name) if uidata.is_extra(name) else None)
     return build
 
 
@@ -192,11 +183,11 @@ class CounterfactualJob:
             if self.kind == "attribute":
                 from ..analysis.attribute import attribute
                 self.result = attribute(self.store, self.run_id, self.iv.node, llm=self.llm,
-                                        build=make_build(self.settings), write=False)
+                                        build=make_build(), write=False)
                 self.status = "done"
                 return
             self.result = whatif(self.store, self.run_id, self.iv, llm=self.llm,
-                                 build=make_build(self.settings),
+                                 build=make_build(),
                                  passage=passage_lookup(run.get("dataset")))
             self.status = "done"
         except WhatIfError as e:
