@@ -159,6 +159,9 @@ declare(
               ("traceback",), node=False),
     EventSpec(T.RUN_FINISHED, "The run ended: status, answer, totals and per-phase counts.",
               ("status",), ("error", "answer", "refused", "totals", "by_phase"), node=False),
+    EventSpec("intervention_applied", "A what-if's intervention and where it applied (just "
+              "before run_finished of the re-run).", ("parent_run_id", "intervention", "applied"),
+              ("renamed",), node=True, source="what-if"),
 )
 
 

@@ -36,17 +36,9 @@ from ..llm.replay import CallReplay
 from ..methods.intervene import PART_WORDS, VERDICTS, Apply, Intervention, added_hits
 from ..trace import Event, Trace
 
-INTERVENTION_APPLIED = "intervention_applied"
+INTERVENTION_APPLIED = "intervention_applied"      # declared in workbench/events.py
 OK_STATUSES = ("finished", "refused")
 
-try:        # the event registry (workbench/events.py), where this version has one
-    from ..events import EventSpec, declare
-    declare(EventSpec(
-        INTERVENTION_APPLIED, "A what-if's intervention and where it applied (just before "
-        "run_finished of the re-run)", required=("parent_run_id", "intervention", "applied"),
-        optional=("renamed",), node=True, source="what-if"))
-except ImportError:     # pragma: no cover
-    pass
 
 
 class WhatIfError(ValueError):
