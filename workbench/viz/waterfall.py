@@ -209,12 +209,15 @@ def _secs(ms: float) -> str:
 
 
 def bar_text(r: dict[str, Any]) -> str:
-    """What a bar says beside itself: latency and tokens (raw numbers only)."""
-    parts = [_secs(r["latency_ms"])]
+    """What a bar says beside itself: latency and tokens (raw numbers only), the cached
+    share when it is a tenth of the prompt or more; the hover has every figure. Kept short:
+    the waterfall sits in a narrow column and a long text ran past the chart's edge."""
+    ms = r["latency_ms"]
+    parts = [_secs(ms) if ms < 10_000 else f"{ms / 1000:.0f} s"]
     if r["prompt_tokens"] is not None or r["completion_tokens"] is not None:
         parts.append(f"{r['prompt_tokens'] if r['prompt_tokens'] is not None else '?'}+"
                      f"{r['completion_tokens'] if r['completion_tokens'] is not None else '?'} tok")
-    if r["cached_share"]:
+    if r["cached_share"] and r["cached_share"] >= 0.1:
         parts.append(f"{r['cached_share']:.0%} cached")
     if r["status"] != "fresh":
         parts.append({"replayed": "replayed", "reused": "reused",
@@ -281,7 +284,7 @@ def waterfall_figure(trace: Any, *, running: dict[str, Any] | None = None,
             x=[max(r["end_ms"] - r["start_ms"], min_w) / 1000 for r in sub],
             base=[r["start_ms"] / 1000 for r in sub],
             text=[esc(bar_text(r)) for r in sub], textposition="outside",
-            textfont={"size": 10}, cliponaxis=False,
+            textfont={"size": 11}, cliponaxis=False,
             customdata=[[r["node_id"] or "", r["id"]] for r in sub],
             hovertext=[hover_html(r) for r in sub], hoverinfo="text",
             marker={"color": colours[ph],
@@ -295,7 +298,7 @@ def waterfall_figure(trace: Any, *, running: dict[str, Any] | None = None,
         fig.add_trace(go.Bar(
             name="running now", orientation="h", y=[ylabels[-1]],
             x=[max(rr["end_ms"] - rr["start_ms"], min_w) / 1000], base=[rr["start_ms"] / 1000],
-            text=[esc(bar_text(rr))], textposition="outside", textfont={"size": 10},
+            text=[esc(bar_text(rr))], textposition="outside", textfont={"size": 11},
             cliponaxis=False, customdata=[["", rr["id"]]], hovertext=[hover_html(rr)],
             hoverinfo="text",
             marker={"color": RUNNING_COLOUR, "pattern": {"shape": "x", "fillmode": "overlay",
@@ -305,11 +308,15 @@ def waterfall_figure(trace: Any, *, running: dict[str, Any] | None = None,
                              orientation="h", y=[None], x=[None], showlegend=True,
                              marker={"color": "#9ca3af", "pattern": {"shape": "/"}},
                              hoverinfo="skip"))
-    height = 110 + 24 * max(1, len(rows))
+    # the legend sits above the bars; in the page's narrow column its entries stack one
+    # per line, and a fixed top margin let them cover the first bars
+    n_legend = sum(1 for t in fig.data if t.showlegend is not False)
+    top = 30 + 20 * n_legend
+    height = top + 70 + 30 * max(1, len(rows))
     fig.update_layout(
-        barmode="overlay", height=height, margin={"l": 8, "r": 110, "t": 30, "b": 40},
+        barmode="overlay", height=height, margin={"l": 8, "r": 120, "t": top, "b": 40},
         xaxis={"title": {"text": "seconds since the run started"}, "rangemode": "tozero",
-               "range": [0, span / 1000 * 1.02], "automargin": True},
+               "range": [0, span / 1000 * 1.08], "automargin": True},
         yaxis={"autorange": "reversed", "automargin": True, "tickfont": {"size": 11},
                "categoryorder": "array", "categoryarray": ylabels},
         legend={"title": {"text": "phase"}, "orientation": "h", "y": 1.0, "yanchor": "bottom",
