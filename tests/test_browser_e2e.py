@@ -362,6 +362,23 @@ def _waterfall_mid_run(page, shot: Path) -> None:
         raise AssertionError(f"the waterfall never showed two finished calls and one running "
                              f"({_waterfall_bars(page)} finished bars; it said: {said!r}); "
                              f"see tests/artifacts/e2e_failure.png")
+    # a few seconds more, while the call runs on, so that its amber bar is wide enough to see
+    running = page.get_by_text(re.compile(r"^Running now: .* for \d+\.\d s"))
+    deadline = time.time() + 8
+    while time.time() < deadline:
+        try:
+            secs = float(re.search(r" for (\d+\.\d) s", running.first.inner_text(
+                timeout=1_000)).group(1))
+        except Exception:           # noqa: BLE001 - redrawn meanwhile, or the call ended
+            break
+        if secs >= 4.0:
+            break
+        page.wait_for_timeout(300)
+    page.wait_for_timeout(400)
+    if not mid_run():               # the call ended meanwhile: wait for the next one
+        deadline = time.time() + 120
+        while time.time() < deadline and not mid_run():
+            page.wait_for_timeout(200)
     page.set_viewport_size({"width": 1280, "height": 1300})
     page.locator("[data-testid=stExpander]").filter(
         has_text="LLM calls on a time line").first.scroll_into_view_if_needed()
