@@ -114,7 +114,8 @@ def test_inspector_score_table_with_missing_threshold_logs_no_arrow_error():
     caps = [c.value.replace("\\", "") for c in at.caption]     # markdown-escaped
     assert any(c.startswith("Perplexity 1.129 and confidence 0.886 of the sufficiency "
                             "evaluation call") for c in caps), caps
-    assert any(c.startswith("Perplexity 1.217 of the step call") for c in caps), caps
+    assert any(c.startswith("Perplexity 1.217 and confidence 0.822 of the step call of node "
+                            "v2") for c in caps), caps
     assert not any(lbl == "LLM calls" and v == "0" for lbl, v in heads)
     assert any("No LLM call of its own" in c.value for c in at.caption)
 
