@@ -1,0 +1,107 @@
+"""What an intervention costs against running the question again.
+
+For each method and demo question: one full run (fresh, after a warm-up of the model and
+the indexes), then two what-ifs of that run, each dropping the first evidence item of one
+node: the first node that kept evidence and the last one. A what-if re-runs the method
+behind CallReplay of the run's own calls, so only the calls downstream of the node run on
+the model. Prints, per case, fresh and replayed calls and wall time, and the ratio of each
+what-if's wall time to the full run's (target for the late node: <= 0.3). The last line is
+JSON.
+
+    .venv/bin/python benchmarks/whatif.py                    # default model, 1 question
+    .venv/bin/python benchmarks/whatif.py --model smollm2-135m --questions 2 --methods crp-rag
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import llama_cpp  # noqa: E402,F401  (before numpy: see docs/gpu.md)
+
+from workbench.analysis.attribute import evidence_items  # noqa: E402
+from workbench.analysis.whatif import whatif  # noqa: E402
+from workbench.methods.intervene import Intervention  # noqa: E402
+
+# knobs that keep a default-model run of each method within a few minutes on 2 cores
+SMALL = {"crp-rag": {"max_nodes": 4, "samples_per_sink": 1, "max_iterations": 2},
+         "par-rag": {}, "coggrag": {}}
+
+
+def full_run(store, method: str, question: dict, llm, knobs: dict) -> tuple[str, float, int]:
+    from workbench.runner import execute
+    from workbench.workspace import build_context
+    m, ctx = build_context(method, llm=llm, dataset="demo", overrides=knobs,
+                           question_id=question["id"])
+    t0 = time.perf_counter()
+    evs = list(execute(m, ctx, question["question"], store=store, question_id=question["id"]))
+    wall = time.perf_counter() - t0
+    run_id = evs[0].run_id
+    return run_id, wall, int(store.trace(run_id).totals()["llm_calls"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default=None, help="bundled name or .gguf (default: the default)")
+    ap.add_argument("--methods", default="crp-rag,par-rag,coggrag")
+    ap.add_argument("--questions", type=int, default=1, help="demo test questions per method")
+    ap.add_argument("--threads", type=int, default=None)
+    args = ap.parse_args()
+    home = tempfile.mkdtemp(prefix="wb-whatif-")
+    os.environ["WORKBENCH_HOME"] = home
+    from workbench.datasets import load_dataset
+    from workbench.llm.registry import load_backend
+    from workbench.store import Store
+    over = {"isolate_model": False}
+    if args.model:
+        over["model"] = args.model
+    if args.threads:
+        over["n_threads"] = args.threads
+    llm = load_backend(shared=False, **over)
+    ds = load_dataset("demo")
+    qs = [q.to_dict() if hasattr(q, "to_dict") else q for q in ds.questions
+          if getattr(q, "split", None) == "test"][: args.questions]
+    store = Store(Path(home) / "whatif.duckdb")
+    rows = []
+    print(f"model: {llm.info.name}; {len(qs)} demo test question(s); wall times in s")
+    for method in args.methods.split(","):
+        knobs = SMALL.get(method, {})
+        full_run(store, method, qs[0], llm, knobs)        # warm-up: model, indexes, embedder
+        for q in qs:
+            rid, wall, calls = full_run(store, method, q, llm, knobs)
+            tr = store.trace(rid)
+            nodes = [n for n in tr.nodes.values() if evidence_items(n)]
+            if not nodes:
+                print(f"{method} {q['id']}: no node kept evidence; skipped")
+                continue
+            cases = {"first": nodes[0], "late": nodes[-1]}
+            row = {"method": method, "question": q["id"], "full_s": round(wall, 2),
+                   "full_calls": calls, "evidence_nodes": len(nodes)}
+            for label, n in cases.items():
+                drop = evidence_items(n)[0][0]
+                t0 = time.perf_counter()
+                res = whatif(store, rid, Intervention(n.id, drop=[drop]), llm=llm, write=False)
+                w = time.perf_counter() - t0
+                row[label] = {"node": n.id, "fresh": res.fresh_calls,
+                              "replayed": res.replayed_calls, "wall_s": round(w, 2),
+                              "ratio": round(w / wall, 3) if wall else None,
+                              "answer_changed": res.answer_changed}
+            rows.append(row)
+            f, late = row["first"], row["late"]
+            print(f"{method:8s} {q['id']}: full run {wall:6.1f} s, {calls} calls | first node "
+                  f"{f['node']}: {f['fresh']} fresh / {f['replayed']} replayed, "
+                  f"{f['wall_s']:.1f} s ({f['ratio']:.2f}x) | late node {late['node']}: "
+                  f"{late['fresh']} fresh / {late['replayed']} replayed, {late['wall_s']:.1f} s "
+                  f"({late['ratio']:.2f}x; target <= 0.3)")
+    print(json.dumps({"model": llm.info.name, "rows": rows}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
