@@ -272,11 +272,10 @@ def test_demo_question_with_default_model(browser, tmp_path):
              "nodes": len(labels)}, indent=1))
         print(f"time to first node: {first:.3f} s ({method}, {len(labels)} nodes)")
         assert first < 10.0
-        # even the smallest scored CRP-RAG run costs the default model four calls (proposal,
-        # summary, evaluation, and the step call a Stop waits for): 157 s for this part on
-        # the 2-core machine with a load average of 2-10, where CI allows some 90 s more;
-        # asked for, not by default
-        if os.environ.get("WORKBENCH_E2E_CRP") == "1":
+        # the smallest scored CRP-RAG run costs the default model four calls (proposal,
+        # summary, evaluation, and the step call a Stop waits for): about 155 s on 2 cores;
+        # WORKBENCH_E2E_CRP=0 leaves it out for a quick look at the rest
+        if os.environ.get("WORKBENCH_E2E_CRP", "1") != "0":
             t_crp = time.perf_counter()
             _crp_rag_waterfall_and_step_inspector(page)
             print(f"CRP-RAG waterfall and step inspector: {time.perf_counter() - t_crp:.1f} s")

@@ -123,6 +123,21 @@ def test_walk_every_page_with_a_real_model(browser, tmp_path):
         _graph_frame(page, 20)
         time.sleep(1.0)
         page.screenshot(path=str(IMG / "compare_crp_vs_standard.png"), full_page=True)
+        # where the two runs part ways: one merged graph coloured by side, the first
+        # divergence said in words
+        page.get_by_text("Where do these runs part ways?").first.click()
+        verdict = page.get_by_text(re.compile(r"^(First divergence:|The runs agree)")).first
+        verdict.wait_for(timeout=60_000)
+        _settled(page)
+        _no_page_error(page, "Compare, diff")
+        frames = [f for f in page.frames if f.locator("#wb-labels").count()]
+        assert len(frames) >= 3, len(frames)      # two run graphs and the merged one
+        marked = [f.evaluate("""() => window.wbNetwork.body.data.nodes.get().filter(
+            n => (n.label || '').includes('first divergence')).length""") for f in frames]
+        assert sum(marked) == 1 or verdict.inner_text().startswith("The runs agree"), marked
+        verdict.evaluate("e => e.scrollIntoView({block: 'start'})")    # the merged graph below
+        time.sleep(1.0)
+        page.screenshot(path=str(IMG / "compare_diff.png"))
 
         # ---- Home's recent runs open on Runs: the newest run, replayed, events in words
         _nav(page, "Home")
