@@ -10,6 +10,7 @@ JSON.
 
     .venv/bin/python benchmarks/whatif.py                    # default model, 1 question
     .venv/bin/python benchmarks/whatif.py --model smollm2-135m --questions 2 --methods crp-rag
+    .venv/bin/python benchmarks/whatif.py --ids q014 --methods crp-rag     # a two-hop question
 """
 from __future__ import annotations
 
@@ -51,6 +52,8 @@ def main() -> int:
     ap.add_argument("--model", default=None, help="bundled name or .gguf (default: the default)")
     ap.add_argument("--methods", default="crp-rag,par-rag,coggrag")
     ap.add_argument("--questions", type=int, default=1, help="demo test questions per method")
+    ap.add_argument("--ids", default="", help="demo question ids instead (e.g. multi-hop ones, "
+                    "whose runs keep evidence at several nodes)")
     ap.add_argument("--threads", type=int, default=None)
     args = ap.parse_args()
     home = tempfile.mkdtemp(prefix="wb-whatif-")
@@ -65,8 +68,12 @@ def main() -> int:
         over["n_threads"] = args.threads
     llm = load_backend(shared=False, **over)
     ds = load_dataset("demo")
+    ids = [i.strip() for i in args.ids.split(",") if i.strip()]
     qs = [q.to_dict() if hasattr(q, "to_dict") else q for q in ds.questions
-          if getattr(q, "split", None) == "test"][: args.questions]
+          if (q.id in ids if ids else getattr(q, "split", None) == "test")]
+    qs = qs if ids else qs[: args.questions]
+    if not qs:
+        ap.error(f"no demo question {args.ids!r}" if ids else "no demo test question")
     store = Store(Path(home) / "whatif.duckdb")
     rows = []
     print(f"model: {llm.info.name}; {len(qs)} demo test question(s); wall times in s")
