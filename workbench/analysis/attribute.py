@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..methods.intervene import Intervention
-from .whatif import Build, WhatIfError, answer_call, check, whatif
+from .whatif import Build, WhatIfError, answer_call, check, node_hits, whatif
 
 
 @dataclass
@@ -77,13 +77,7 @@ class Attribution:
 
 def evidence_items(node: Any) -> list[tuple[str, str]]:
     """(id, title) of the evidence a node kept, in retrieval order."""
-    out: dict[str, str] = {}
-    for ev in node.evidence:
-        for h in ev.get("hits") or []:
-            if h.get("id") in (None, "") or (h.get("meta") or {}).get("kept") is False:
-                continue
-            out.setdefault(str(h["id"]), str(h.get("title") or ""))
-    return list(out.items())
+    return [(i, h["title"]) for i, h in node_hits(node, kept_only=True).items()]
 
 
 def attribute(store: Any, run_id: str, node: str, *, llm: Any, build: Build | None = None,

@@ -137,14 +137,34 @@ def _short(ids: list[str], n: int = 12) -> str:
     return ", ".join(ids[:n]) + (f", … ({len(ids)} in all)" if len(ids) > n else "")
 
 
-def node_evidence_ids(node: T.Node) -> list[str]:
-    """The evidence ids a node retrieved (passage ids, KG triple or path ids)."""
-    out: dict[str, None] = {}
+def node_hits(node: T.Node, kept_only: bool = False) -> dict[str, dict[str, Any]]:
+    """The evidence a node retrieved (passage ids, KG triple or path ids), one record per id
+    in the order first retrieved, from its last retrieval; ``kept_only`` leaves out the hits
+    the method dropped (``meta.kept`` False)."""
+    out: dict[str, dict[str, Any]] = {}
     for ev in node.evidence:
         for h in ev.get("hits") or []:
-            if h.get("id") not in (None, ""):
-                out[str(h["id"])] = None
-    return list(out)
+            if h.get("id") in (None, "") or \
+                    (kept_only and (h.get("meta") or {}).get("kept") is False):
+                continue
+            out[str(h["id"])] = {"id": str(h["id"]), "title": h.get("title") or "",
+                                 "text": h.get("text") or "",
+                                 "retriever": h.get("retriever") or ev.get("retriever"),
+                                 "score": h.get("score")}
+    return out
+
+
+def node_evidence_ids(node: T.Node) -> list[str]:
+    """The evidence ids a node retrieved (passage ids, KG triple or path ids)."""
+    return list(node_hits(node))
+
+
+def call_kind(call: dict[str, Any]) -> str:
+    """How a call of a re-run was answered: replayed (from the original run's stored
+    calls), reused (the run's own memo) or fresh (on the model)."""
+    if call.get("replayed_from"):
+        return "replayed"
+    return "reused" if call.get("reused_from") else "fresh"
 
 
 def run_calls(events: list[Event]) -> list[dict[str, Any]]:
@@ -430,8 +450,8 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
         store.start_run({**buf.run, **buf.fields, "correct": correct})
         store.add_events(new_events)
 
-    fresh = [(cid, c) for cid, c in new.llm_calls.items()
-             if not c.get("replayed_from") and not c.get("reused_from")]
+    kinds = {cid: call_kind(c) for cid, c in new.llm_calls.items()}
+    fresh = [(cid, c) for cid, c in new.llm_calls.items() if kinds[cid] == "fresh"]
     scores = [e for e in new_events if e.type == T.LLM_SCORE]
     common = [n for n in new.nodes if n in parent.nodes]
     return WhatIfResult(
@@ -442,9 +462,8 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
         (pans.get("text"), bool(pans.get("refused"))),
         correct=correct, parent_correct=parent_correct,
         fresh_calls=len(fresh),
-        replayed_calls=sum(1 for c in new.llm_calls.values() if c.get("replayed_from")),
-        reused_calls=sum(1 for c in new.llm_calls.values()
-                         if c.get("reused_from") and not c.get("replayed_from")),
+        replayed_calls=sum(1 for k in kinds.values() if k == "replayed"),
+        reused_calls=sum(1 for k in kinds.values() if k == "reused"),
         fresh_call_ids=[cid for cid, _ in fresh],
         fresh=[{"call_id": cid, "node": c.get("node_id"), "purpose": c.get("purpose")}
                for cid, c in fresh],

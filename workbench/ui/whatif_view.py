@@ -27,8 +27,8 @@ import streamlit as st
 
 from .. import trace as T
 from ..analysis import diff as D
-from ..analysis.whatif import (INTERVENTION_APPLIED, WhatIfError, WhatIfResult, check,
-                               default_build, node_evidence_ids, whatif)
+from ..analysis.whatif import (INTERVENTION_APPLIED, WhatIfError, WhatIfResult, call_kind,
+                               check, default_build, node_evidence_ids, node_hits, whatif)
 from ..methods.intervene import VERDICT_WORDS, Intervention
 from ..trace import Trace
 from ..viz.safe import label_esc, md_escape, shorten
@@ -87,15 +87,7 @@ def takers(method: str, method_cls: Any, tr: Trace) -> list[str]:
 
 def evidence_items(node: T.Node) -> list[dict[str, Any]]:
     """The node's evidence items, one per id (its last retrieval record wins)."""
-    out: dict[str, dict[str, Any]] = {}
-    for ev in node.evidence:
-        for h in ev.get("hits") or []:
-            if h.get("id") not in (None, ""):
-                out[str(h["id"])] = {"id": str(h["id"]), "title": h.get("title") or "",
-                                     "text": h.get("text") or "",
-                                     "retriever": h.get("retriever") or ev.get("retriever"),
-                                     "score": h.get("score")}
-    return list(out.values())
+    return list(node_hits(node).values())
 
 
 # ------------------------------------------------------------------ the job
@@ -507,14 +499,10 @@ def intervention_words(iv: dict[str, Any] | None, applied: list[dict[str, Any]],
 def call_costs(parent: Trace | None, child: Trace) -> dict[str, Any]:
     """The counterfactual's calls: fresh (ran on the model), replayed (from the original),
     reused (the run's own memo); tokens and model seconds of each, the fresh ones listed."""
-    fresh, replayed, reused = [], [], []
+    by: dict[str, list] = {"fresh": [], "replayed": [], "reused": []}
     for cid, c in child.llm_calls.items():
-        if c.get("replayed_from"):
-            replayed.append((cid, c))
-        elif c.get("reused_from"):
-            reused.append((cid, c))
-        else:
-            fresh.append((cid, c))
+        by[call_kind(c)].append((cid, c))
+    fresh, replayed, reused = by["fresh"], by["replayed"], by["reused"]
 
     def toks(c: dict[str, Any]) -> int:
         return int(c.get("prompt_tokens") or 0) + int(c.get("completion_tokens") or 0)
