@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable
 from .. import trace as T
 from ..methods.intervene import Apply, Interventions, Intervention, added_hits
 from ..triage import gold as G
-from .whatif import WhatIfError, check, default_build, whatif
+from .whatif import WhatIfError, check, whatif
 
 VERSION = 1
 SCOPES = ("breaking", "all")
@@ -175,21 +175,6 @@ class GoldEverywhere(Interventions):
 
     def verdict(self, node_id: str, kind: str, value: bool) -> bool:
         return self.main.verdict(node_id, kind, value)
-
-
-class _Hooked:
-    """A method whose run puts :class:`GoldEverywhere` around the what-if's hook."""
-
-    def __init__(self, method: Any, gold: list[tuple[G.Hop, list[Any]]]):
-        self._method, self._gold = method, gold
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._method, name)
-
-    def run(self, ctx: Any, question: str):
-        if isinstance(ctx.whatif, Apply):
-            ctx.whatif = GoldEverywhere(ctx.whatif, self._gold)
-        return (yield from self._method.run(ctx, question))
 
 
 # ---------------------------------------------------------------- the plan
@@ -427,18 +412,16 @@ def run(store: Any, plan_: Plan, *, llm: Any, limit: int | None = None,
 
 def repair_one(store: Any, plan_: Plan, t: Target, *, llm: Any, build: Any = None) -> Outcome:
     iv = Intervention(t.node or "", add_ids=list(t.add_ids))
-    b = build
+    around = None
     if plan_.scope == "all":
         index = GoldIndex(_dataset(plan_.dataset))
         q = _dataset(plan_.dataset).question(t.question_id).to_dict()
         gold = [(h, ps) for h in G.passage_hops(q)[0] if (ps := index.hop_passages(h))]
-        inner = build or default_build
 
-        def b(run_row: dict[str, Any], backend: Any, parent: Any) -> tuple[Any, Any]:
-            method, ctx = inner(run_row, backend, parent)
-            return _Hooked(method, gold), ctx
+        def around(apply: Apply) -> GoldEverywhere:
+            return GoldEverywhere(apply, gold)
     try:
-        res = whatif(store, t.run_id, iv, llm=llm, build=b)
+        res = whatif(store, t.run_id, iv, llm=llm, build=build, around=around)
     except WhatIfError as e:
         key = "not_applicable" if "cannot take" in str(e) else "not_replayable"
         _record(store, plan_, t, status="skipped", skip=key, reason=str(e))

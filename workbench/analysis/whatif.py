@@ -387,12 +387,15 @@ def _node_sig(tr: Trace, n: T.Node) -> tuple:
 
 def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
            build: Build | None = None, passage: Callable[[str], Any] | None = None,
-           write: bool = True) -> WhatIfResult:
+           write: bool = True,
+           around: Callable[[Apply], Any] | None = None) -> WhatIfResult:
     """Re-run stored run ``run_id`` with intervention ``iv`` (see the module docstring);
     stores the new run (unless ``write`` is False) and returns what changed.
     ``build(run_row, backend, parent_trace) -> (method, ctx)`` makes the run's method and
     context (default: from its dataset); ``passage(id)`` finds a dataset passage for
-    ``iv.add_ids`` (default: the run's dataset)."""
+    ``iv.add_ids`` (default: the run's dataset); ``around(apply)`` gives the hooks the
+    methods consult when more than ``iv`` applies (gold repair's every-node scope); what
+    applied is still read from ``apply``."""
     run, events, parent = check(store, run_id, iv, model=llm.info)
     found = []
     if iv.add_ids:
@@ -405,7 +408,7 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
     replay = CallReplay(llm, run_calls(events), None, source=f"run {run_id}")
     method, ctx = (build or default_build)(run, replay, parent)
     hook = Apply(iv, added_hits(iv.add, found))
-    ctx.whatif = hook
+    ctx.whatif = around(hook) if around else hook
     buf = _Buffer()
     from ..runner import execute
     t0 = time.perf_counter()
