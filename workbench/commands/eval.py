@@ -56,8 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     var.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
                      help="sweep a knob over values (cartesian product with other --grid)")
     var.add_argument("--sweep", help="YAML/TOML sweep file (methods, set, grid, variants, seeds)")
-    var.add_argument("--preset", help="a CRAG study preset (see `eval presets`), or a method "
-                     "preset such as small-model (see `methods NAME`) for every method that has it")
+    var.add_argument("--study", help="a CRAG study: methods and knobs of one paper experiment "
+                     "(see `eval presets`)")
+    var.add_argument("--preset", help="a method preset such as small-model (see `methods NAME`), "
+                     "for every chosen method that has it")
     score = p.add_argument_group("scoring")
     score.add_argument("--primary", help="metric that decides runs.correct "
                        "(contains, em, f1, rouge_f1, acc_lm, hits1, crag, fever; default by "
@@ -161,10 +163,16 @@ def _spec(args: argparse.Namespace):
                     seeds=args.seed or [s.seed], sets=parse_sets(args.set),
                     grid=_parse_grid(args.grid), label=args.label, split=args.split,
                     allow_leakage=args.allow_leakage, reuse_calls=args.reuse_calls)
+    study = getattr(args, "study", None)
+    if study:
+        if study not in presets.PRESETS:
+            raise ValueError(f"no study {study!r}; `eval presets` lists them: "
+                             f"{', '.join(sorted(presets.PRESETS))}")
+        spec = apply_sweep(spec, presets.to_sweep(study, all_methods(), spec.methods or None))
     if args.preset and args.preset in presets.PRESETS:
-        sweep = presets.to_sweep(args.preset, all_methods(), spec.methods or None)
-        spec = apply_sweep(spec, sweep)
-    elif args.preset:
+        raise ValueError(f"--preset {args.preset} names a CRAG study: pass --study "
+                         f"{args.preset} (--preset is a method preset such as small-model)")
+    if args.preset:
         spec.sets = {**method_preset_sets(args.preset, spec.methods, all_methods()),
                      **spec.sets}
         spec.label = spec.label or f"preset {args.preset}"
@@ -180,7 +188,7 @@ def _spec(args: argparse.Namespace):
         if val is not None:
             setattr(spec, attr, val)
     if not spec.methods:
-        raise ValueError("pass --methods a,b (or a --sweep file / --preset that names them)")
+        raise ValueError("pass --methods a,b (or a --sweep file / --study that names them)")
     if args.batch is not None:      # an explicit --set METHOD.batch_size wins
         spec.sets = {**batch_sets(args.batch, spec.methods, all_methods()), **spec.sets}
     return spec
@@ -191,8 +199,8 @@ def method_preset_sets(name: str, methods: list[str], classes: dict[str, type]) 
     from ..config import presets_of
     have = [m for m in methods if m in classes and name in presets_of(classes[m].Config)]
     if not have:
-        raise ValueError(f"no preset {name!r}: it is neither a CRAG study preset (`eval "
-                         f"presets`) nor a preset of {', '.join(methods) or 'the methods'}")
+        raise ValueError(f"no preset {name!r} in {', '.join(methods) or 'the methods'} "
+                         f"(`methods NAME` lists a method's presets)")
     return {f"{m}.preset": name for m in have}
 
 
