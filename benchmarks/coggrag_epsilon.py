@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.knowledge.dense import get_embedder  # noqa: E402
-from workbench.methods.coggrag_retrieval import humanise_rel, verbalise  # noqa: E402
-from workbench.methods.frag_kg import is_noise_relation  # noqa: E402
+from workbench.methods.coggrag.retrieval import humanise_rel, verbalise  # noqa: E402
+from workbench.methods.frag.kg import is_noise_relation  # noqa: E402
 
 
 def main() -> None:

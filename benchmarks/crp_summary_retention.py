@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from workbench.eval import metrics as M  # noqa: E402
 from workbench.knowledge.types import Hit  # noqa: E402
 from workbench.methods import common as C  # noqa: E402
-from workbench.methods.prompts import crp_rag as P  # noqa: E402
+from workbench.methods.crp_rag import prompts as P  # noqa: E402
 from workbench.store import Store  # noqa: E402
 from workbench.triage.answer_trail import untraceable  # noqa: E402
 

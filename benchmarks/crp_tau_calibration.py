@@ -46,8 +46,8 @@ from workbench import config as cfgmod  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
 from workbench.methods import common as C  # noqa: E402
-from workbench.methods.crp_rag import CrpRagConfig  # noqa: E402
-from workbench.methods.prompts import crp_rag as P  # noqa: E402
+from workbench.methods.crp_rag.method import CrpRagConfig  # noqa: E402
+from workbench.methods.crp_rag import prompts as P  # noqa: E402
 
 
 def balanced_acc(pos: list[float], neg: list[float], tau: float) -> float:

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.datasets import load_dataset  # noqa: E402
-from workbench.methods import frag_router as R  # noqa: E402
+from workbench.methods.frag import router as R  # noqa: E402
 
 
 def main() -> None:

@@ -27,7 +27,8 @@ from workbench.llm import grammar_sampler  # noqa: E402
 from workbench.llm.base import GenParams, GenRequest  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
-from workbench.methods.prompts import answer_span, crp_rag  # noqa: E402
+from workbench.methods.prompts import answer_span  # noqa: E402
+from workbench.methods.crp_rag import prompts as crp_rag
 
 FILM = {"type": "object",
         "properties": {"title": {"type": "string"}, "director": {"type": "string"},

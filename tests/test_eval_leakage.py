@@ -10,7 +10,8 @@ from workbench import cli
 from workbench.datasets import load_dataset
 from workbench.eval import leakage
 from workbench.eval.runner import EvalSpec, plan_variants
-from workbench.methods import all_methods, frag_router
+from workbench.methods import all_methods
+from workbench.methods.frag import router as frag_router
 
 
 @pytest.fixture

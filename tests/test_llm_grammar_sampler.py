@@ -11,7 +11,8 @@ from workbench.llm import grammar_sampler
 from workbench.llm.base import GenParams, GenRequest
 from workbench.llm.llama_cpp_backend import LlamaCppBackend
 from workbench.llm.registry import resolve
-from workbench.methods.prompts import answer_span, crp_rag
+from workbench.methods.prompts import answer_span
+from workbench.methods.crp_rag import prompts as crp_rag
 
 from tests.conftest import FAST_MODEL
 

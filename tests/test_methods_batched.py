@@ -250,7 +250,7 @@ def test_crp_rag_unparsable_proposals_batched():
 def test_coggrag_batched_and_sequential_traces_are_identical(verdicts):
     from tests import test_methods_kg_coggrag as cog
     from tests.kg_toy import question, toy_kg
-    from workbench.methods.coggrag import CogConfig, CogGRAG
+    from workbench.methods.coggrag.method import CogConfig, CogGRAG
     kg = toy_kg()
 
     def make_run(size):
@@ -272,7 +272,7 @@ def test_coggrag_batched_and_sequential_traces_are_identical(verdicts):
 
 def test_frag_answer_and_feedback_run_together():
     from tests.kg_toy import question, toy_kg
-    from workbench.methods.frag import Frag, FragConfig
+    from workbench.methods.frag.method import Frag, FragConfig
     kg = toy_kg()
 
     def make_run(size):

@@ -129,8 +129,8 @@ def test_a_kg_built_from_part_of_the_corpus_is_flagged_on_every_kg_run():
     note = built_kgs.partial_note(kg)
     assert "from 2 of the 4 passages of tiny" in note and "kg build tiny" in note
     from workbench.methods.base import RunContext
-    from workbench.methods.coggrag import CogConfig, CogGRAG
-    from workbench.methods.frag import Frag, FragConfig
+    from workbench.methods.coggrag.method import CogConfig, CogGRAG
+    from workbench.methods.frag.method import Frag, FragConfig
     from workbench.runner import run_to_end
     for method, cfg in ((CogGRAG(), CogConfig()), (Frag(), FragConfig())):
         tr = run_to_end(method, RunContext(llm=ScriptedBackend(default="x"), config=cfg, kg=kg),
@@ -162,7 +162,7 @@ def test_cli_build_and_info(monkeypatch, capsys):
 
 def test_kg_methods_explain_how_to_build_a_missing_kg():
     from workbench.methods.base import RunContext
-    from workbench.methods.coggrag import CogConfig, CogGRAG
+    from workbench.methods.coggrag.method import CogConfig, CogGRAG
     from workbench.runner import run_to_end
     tr = run_to_end(CogGRAG(), RunContext(llm=ScriptedBackend(default="x"), config=CogConfig()),
                     "Who?")

@@ -12,7 +12,7 @@ from tests.span_helpers import add_span_rule
 from workbench import config as C
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods.base import RunContext
-from workbench.methods.coggrag import CogConfig, CogGRAG, span_perplexity
+from workbench.methods.coggrag.method import CogConfig, CogGRAG, span_perplexity
 from workbench.runner import run_to_end
 
 

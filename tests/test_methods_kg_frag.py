@@ -7,13 +7,13 @@ from tests.kg_toy import QUESTIONS, built_toy_kg, import_toy_dataset, question, 
 from workbench import config as C
 from workbench import trace as T
 from workbench.llm.scripted import ScriptedBackend
-from workbench.methods import frag_router
+from workbench.methods.frag import router as frag_router
 from workbench.methods.base import RunContext
 from workbench.methods.common import hit_at_1
-from workbench.methods.frag import Frag, FragConfig
-from workbench.methods.frag_kg import is_noise_relation
-from workbench.methods.frag_rank import Ranker, rerank
-from workbench.methods.frag_retrieval import bfs_paths, dijkstra_paths, retrieve
+from workbench.methods.frag.method import Frag, FragConfig
+from workbench.methods.frag.kg import is_noise_relation
+from workbench.methods.frag.rank import Ranker, rerank
+from workbench.methods.frag.retrieval import bfs_paths, dijkstra_paths, retrieve
 from workbench.runner import run_to_end
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from workbench import config as C
-from workbench.methods import frag_router
+from workbench.methods.frag import router as frag_router
 from workbench.methods.base import RunContext
-from workbench.methods.coggrag import CogConfig, CogGRAG
-from workbench.methods.frag import Frag, FragConfig
+from workbench.methods.coggrag.method import CogConfig, CogGRAG
+from workbench.methods.frag.method import Frag, FragConfig
 from workbench.runner import run_to_end
 
 from tests.span_helpers import assert_span_answer

@@ -8,7 +8,7 @@ import pytest
 
 from tests.kg_toy import QUESTIONS, import_toy_dataset, toy_kg
 from workbench.datasets import load_dataset
-from workbench.methods import frag_router as R
+from workbench.methods.frag import router as R
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_batch_feedback_builds_a_new_router_over_a_share_of_a_split(toy, tmp_pat
     from workbench.eval.plan import EvalSpec, plan_variants
     from workbench.llm.scripted import ScriptedBackend
     from workbench.methods import all_methods
-    from workbench.methods.frag_feedback import build_feedback_router
+    from workbench.methods.frag.feedback import build_feedback_router
     monkeypatch.setattr(R, "default_dir", lambda: tmp_path / "routers")
     base, _ = R.train_router("toy:train", per_hop=20)
     saved = (tmp_path / "routers" / "toy-train.json").read_bytes()

@@ -12,7 +12,7 @@ from workbench.methods import all_methods, get_method
 from workbench.methods.base import RunContext
 from workbench.methods.common import (contains_gold, extract_answer, format_passages,
                                       is_unknown, parse_citations, trace_problems)
-from workbench.methods.prompts import baselines as P
+from workbench.methods.baselines import prompts as P
 from workbench.runner import run_to_end
 
 Q = "Where was the director of Spirited Away born?"

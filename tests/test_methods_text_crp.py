@@ -15,7 +15,7 @@ from workbench.llm.scripted import ScriptedBackend
 from workbench.methods import get_method
 from workbench.methods.base import RunContext
 from workbench.methods.common import trace_problems
-from workbench.methods.prompts import crp_rag as P
+from workbench.methods.crp_rag import prompts as P
 from workbench.runner import run_to_end
 
 from tests.span_helpers import add_span_rule
@@ -480,7 +480,7 @@ def test_structure_variants_tree_and_chain():
 
 
 def test_shipped_tau_is_a_fitted_state_recorded_by_the_run():
-    from workbench.methods.crp_rag import TAU_CALIBRATION, CrpRag, CrpRagConfig
+    from workbench.methods.crp_rag.method import TAU_CALIBRATION, CrpRag, CrpRagConfig
     recs = CrpRag.fitted_state(CrpRagConfig())
     assert len(recs) == 1 and recs[0].fitted_on == TAU_CALIBRATION["ppl"].ref
     assert recs[0].kind == "crp_tau_ppl" and recs[0].question_ids
@@ -497,7 +497,7 @@ def test_a_tau_calibrated_for_another_model_or_dataset_is_flagged():
     """The shipped tau_ppl belongs to the model and dataset it was calibrated on; on any other
     the run says so (and names what to run), on those it stays quiet."""
     from workbench.llm.base import ModelInfo
-    from workbench.methods.crp_rag import TAU_CALIBRATION
+    from workbench.methods.crp_rag.method import TAU_CALIBRATION
     cal = TAU_CALIBRATION["ppl"]
     home = cal.ref.split(":")[0]
 

@@ -13,9 +13,9 @@ from workbench.llm.scripted import ScriptedBackend
 from workbench.methods import get_method
 from workbench.methods.base import RunContext
 from workbench.methods.common import HashEmbedder, alpha_of, trace_problems
-from workbench.methods.par_rag import (alpha_table, complexity_features, exemplar_from_question,
+from workbench.methods.par_rag.method import (alpha_table, complexity_features, exemplar_from_question,
                                        heuristic_hops)
-from workbench.methods.prompts import par_rag as P
+from workbench.methods.par_rag import prompts as P
 from workbench.runner import run_to_end
 
 Q = "Where was the director of Spirited Away born?"
@@ -288,7 +288,7 @@ def test_sparse_merge_fuses_dense_and_sparse_by_reciprocal_rank():
     ("8/10", 0.8), ("3 / 4", 0.75), ("80%", 0.8), ("150%", 1.0), ("12/10", 1.0),
     ("1.5", None), ("7", None), ("high", None), ("", None), ("x/0", None)])
 def test_judge_score_parsing(text, value):
-    from workbench.methods.par_rag import _parse_score
+    from workbench.methods.par_rag.method import _parse_score
     got = _parse_score(text)
     assert got == (pytest.approx(value) if value is not None else None)
 
@@ -302,7 +302,7 @@ def test_unparsable_judge_output_counts_as_zero_and_is_flagged():
 
 def test_exemplars_and_hop_seeds_come_from_the_named_split():
     from workbench.datasets import load_dataset
-    from workbench.methods.par_rag import ParRag, exemplar_store
+    from workbench.methods.par_rag.method import ParRag, exemplar_store
     demo = load_dataset("demo")
     train_ids = {q.id for q in demo.split("train")}
     cfg = cfgmod.build(ParRag.Config, {"exemplars_per_hop": 2})

@@ -155,7 +155,7 @@ def real_env(tmp_path_factory):
             be = load_backend(model="smollm2-135m")
         except LLMError as e:
             pytest.skip(f"smollm2-135m not installed: {e}")
-        from workbench.methods import frag_router
+        from workbench.methods.frag import router as frag_router
         router = tmp_path_factory.mktemp("router")
         try:
             frag_router.train_router("demo:train", out_dir=router)
@@ -170,7 +170,7 @@ def real_env(tmp_path_factory):
 
 
 def _stored_run(method, be, router, monkeypatch):
-    from workbench.methods import frag_router
+    from workbench.methods.frag import router as frag_router
     from workbench.runner import run_to_end
     from workbench.store import Store
     from workbench.workspace import build_context

@@ -45,7 +45,7 @@ def test_crp_rag_records_the_tau_it_used_not_the_shipped_one():
     used the shipped, calibrated 1.42."""
     from tests.test_methods_text_crp import DIAMOND, FakeEmbedder, Q, TinyRetriever, make_backend
     from workbench.methods.base import RunContext
-    from workbench.methods.crp_rag import CrpRag
+    from workbench.methods.crp_rag.method import CrpRag
     m = CrpRag
     shipped = cfgmod.build(m.Config, {})
     nan_cfg = dataclasses.replace(shipped, tau_ppl=float("nan"))

@@ -3,7 +3,8 @@ ones worth knowing that it may carry, and what it means in plain words.
 
 ``workbench/trace.py`` folds the core types below into a :class:`~workbench.trace.Trace`;
 every other type is kept in the trace's log and attached to the node it names. Methods
-declare their own types in ``workbench/methods/events.py`` (loaded on first use).
+declare their own types in their package's ``declarations.py`` (``workbench/methods/<name>/``),
+the types several share in ``workbench/methods/events.py``; both are loaded on first use.
 
 Strict mode (``WORKBENCH_STRICT_EVENTS=1``; the test suite turns it on in
 ``tests/conftest.py``) makes the reducer refuse an event that breaks its declaration: an
@@ -74,6 +75,8 @@ def _load_methods() -> None:
     if not _methods_loaded:
         _methods_loaded = True
         from .methods import events as _method_events  # noqa: F401  (declares on import)
+        from .methods import all_methods
+        all_methods()           # each method package's declarations.py declares on import
         from .analysis import whatif as _whatif  # noqa: F401  (intervention_applied)
 
 
@@ -100,8 +103,8 @@ def problems(ev: T.Event | dict[str, Any]) -> list[str]:
         ev = T.Event.from_dict(ev)
     s = spec(ev.type)
     if s is None:
-        return [f"undeclared event type {ev.type!r} (declare it in workbench/events.py or "
-                "workbench/methods/events.py)"]
+        return [f"undeclared event type {ev.type!r} (declare it in workbench/events.py, "
+                "workbench/methods/events.py or the method's declarations.py)"]
     d = ev.data if isinstance(ev.data, dict) else {}
     out = [f"{ev.type}: required payload key {k!r} is missing" for k in s.required
            if k not in d]
@@ -183,7 +186,8 @@ def markdown() -> str:
         "`workbench/trace.py`. This page lists every declared event type "
         f"({len(specs)} in all): the payload keys it must carry, the ones it may carry, and "
         "what it means. The declarations live in `workbench/events.py` (core types) and "
-        "`workbench/methods/events.py` (the methods' own types; the what-if declares "
+        "each method's `declarations.py` in its package under `workbench/methods/` (the "
+        "types several methods share in `workbench/methods/events.py`; the what-if declares "
         "its own in `workbench/analysis/whatif.py`). A core type requires only the keys its "
         "readers cannot do without; the workbench sends the optional ones too, but hand-made "
         "or older events may lack them.",

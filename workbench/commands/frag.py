@@ -1,5 +1,5 @@
 """frag train-router / route / feedback: FRAG's hop-range classifier (methods/frag_router.py)
-and the paper's batch FRAG-F (methods/frag_feedback.py)."""
+and the paper's batch FRAG-F (methods/frag/feedback.py)."""
 from __future__ import annotations
 
 import argparse
@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ..methods.frag_router import train_router
+    from ..methods.frag.router import train_router
     _, rep = train_router(args.train, name=args.name, per_hop=args.per_hop, seed=args.seed)
     if args.json:
         print(json.dumps(rep, indent=2))
@@ -72,7 +72,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_route(args: argparse.Namespace) -> int:
-    from ..methods import frag_router
+    from ..methods.frag import router as frag_router
     if args.estimator == "heuristic":
         est = frag_router.HeuristicRouter().estimate(args.question, args.threshold)
     else:
@@ -89,7 +89,7 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 def cmd_feedback(args: argparse.Namespace) -> int:
     from ..config import parse_sets
-    from ..methods.frag_feedback import build_feedback_router
+    from ..methods.frag.feedback import build_feedback_router
     llm = backend_from_args(args)
     _, rep = build_feedback_router(
         llm, args.dataset, args.split, base=args.router, ratio=args.ratio, seed=args.seed,

@@ -4,15 +4,15 @@ Pipeline (no LLM call until the single answering call):
 
 1. topic entities (the dataset's, else the KG linker), 2. hop-range estimate from the
 question text (``frag_router``, fitted on a named question split; override with
-``route``), 3. the route's parameters, 4-8. retrieval (``frag_retrieval``: k-hop
+``route``), 3. the route's parameters, 4-8. retrieval (``retrieval``: k-hop
 neighbourhood, PPR top-n, top-m relations, BFS or Dijkstra paths, CVT filter, dedupe, every
-path reranked by ``frag_rank``, top-u kept), 9. one LLM call with the top paths
-(``prompts.frag``) that asks for the answer entity only; its first line is the answer,
+path reranked by ``rank``, top-u kept), 9. one LLM call with the top paths
+(``prompts``) that asks for the answer entity only; its first line is the answer,
 already a span (a KG entity name), so no answer-span extraction call follows.
 10. (gold known) per-stage answer coverage and Hits@1. FRAG-F
-(``frag_feedback``) adds one path-extraction call and adapts a copy of the router.
+(``feedback``) adds one path-extraction call and adapts a copy of the router.
 
-:class:`Frag` turns the pieces into the event order of spec frag.md §6.2; ``frag_trace`` renders
+:class:`Frag` turns the pieces into the event order of spec frag.md §6.2; ``trace`` renders
 the retrieval stages.
 
 Batched (``batch_size`` > 1, ``batched.together``): with FRAG-F on, the answer call and the
@@ -24,20 +24,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .. import trace as T
-from ..config import Preset, PresetConfig, knob
-from ..llm.base import GenParams
-from . import frag_router
-from .base import Method, RunContext
-from .batched import batch_knob, together
-from .common import hit_at_1, require_kg
-from .fitted import FitRecord
-from .frag_feedback import feedback_events
-from .frag_kg import has_entity, kg_min_hops, namer
-from .frag_rank import Ranker
-from .frag_retrieval import retrieve
-from .frag_trace import lost_at, retrieval_events
-from .prompts import frag as P
+from ... import trace as T
+from ...config import Preset, PresetConfig, knob
+from ...llm.base import GenParams
+from . import router as frag_router
+from ..base import Method, RunContext
+from ..batched import batch_knob, together
+from ..common import hit_at_1, require_kg
+from ..fitted import FitRecord
+from .feedback import feedback_events
+from .kg import has_entity, kg_min_hops, namer
+from .rank import Ranker
+from .retrieval import retrieve
+from .trace import lost_at, retrieval_events
+from . import prompts as P
 
 
 @dataclass

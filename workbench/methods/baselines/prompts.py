@@ -1,7 +1,7 @@
 """Baseline prompts: vanilla LLM, standard RAG, IRCoT (interleaved retrieval + CoT)."""
 from __future__ import annotations
 
-from . import chat
+from ..prompts import chat
 
 VERSION = "base-3"
 

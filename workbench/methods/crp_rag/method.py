@@ -19,8 +19,8 @@ Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
   yes/no) out of that free-text answer (``answer_span``, an addition for EM/F1 scoring; its
   ``answer_extraction`` node sits between the sinks and the answer).
 
-The knobs and the shipped threshold are in ``crp_rag_config``, the answer generation after
-the sufficiency verdicts (paths, step reasoning, integration, span) in ``crp_rag_answer``.
+The knobs and the shipped threshold are in ``config``, the answer generation after
+the sufficiency verdicts (paths, step reasoning, integration, span) in ``answer``.
 
 Event names and order follow spec crp-rag.md §6.1: core events where the reducer has one
 (``node_added`` = node_created, ``retrieved``, ``node_scored``, ``path``, ``answer``), and
@@ -40,16 +40,16 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .. import trace as T
-from . import common as C
-from . import context_select as CS
-from . import answer_span as S
-from . import fitted
-from .base import Method, RunContext
-from .batched import InOrder, together
-from .crp_rag_answer import paths_and_answer
-from .crp_rag_config import TAU_CALIBRATION, CrpRagConfig, calibration_mismatch
-from .prompts import crp_rag as P
+from ... import trace as T
+from .. import common as C
+from .. import context_select as CS
+from .. import answer_span as S
+from .. import fitted
+from ..base import Method, RunContext
+from ..batched import InOrder, together
+from .answer import paths_and_answer
+from .config import TAU_CALIBRATION, CrpRagConfig, calibration_mismatch
+from . import prompts as P
 
 # Fixed unrelated text for the noise probe's noise_source=fixed (the paper has the LLM write
 # distractors for unrelated tasks, noise_source=llm).

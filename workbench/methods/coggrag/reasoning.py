@@ -17,11 +17,11 @@ import math
 import re
 from typing import Any, Callable, Iterator, Sequence
 
-from .. import trace as T
-from ..llm.base import ScoreRequest
-from .common import normalize_answer, tap
-from .coggrag_mindmap import MMNode, descendants
-from .prompts import coggrag as P
+from ... import trace as T
+from ...llm.base import ScoreRequest
+from ..common import normalize_answer, tap
+from .mindmap import MMNode, descendants
+from . import prompts as P
 
 UNKNOWN_RE = re.compile(r"i don'?t know|i do not know|insufficient information", re.I)
 

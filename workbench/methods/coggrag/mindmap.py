@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from .. import trace as T
-from .common import tap
-from .prompts import coggrag as P
+from ... import trace as T
+from ..common import tap
+from . import prompts as P
 
 
 @dataclass

@@ -20,10 +20,11 @@ import math
 import random
 from typing import Any, Callable, Iterator, Sequence
 
-from .. import trace as T
-from ..llm.base import GenParams
-from . import fitted, frag_router
-from .prompts import frag as P
+from ... import trace as T
+from ...llm.base import GenParams
+from .. import fitted
+from . import router as frag_router
+from . import prompts as P
 
 DEFAULT_RATIO = 0.25
 
@@ -84,9 +85,9 @@ def build_feedback_router(llm: Any, dataset: str, split: str, *, base: str = "",
                           ) -> tuple[frag_router.TfidfLRRouter, dict[str, Any]]:
     """The paper's batch FRAG-F over ``dataset:split``; returns the saved adapted router and a
     report. ``base`` names the router to adapt (default: the FRAG default's)."""
-    from ..workspace import build_context
-    from .frag_rank import Ranker
-    from .frag_retrieval import retrieve
+    from ...workspace import build_context
+    from .rank import Ranker
+    from .retrieval import retrieve
     over = {**(overrides or {}), "route": "auto", "estimator": "tfidf_lr"}
     if base:
         over["router"] = base
@@ -96,7 +97,7 @@ def build_feedback_router(llm: Any, dataset: str, split: str, *, base: str = "",
     if router is None:
         raise LookupError(f"no router {cfg.router!r} to adapt; train one with "
                           f"`python -m workbench frag train-router`")
-    from ..datasets import load_dataset
+    from ...datasets import load_dataset
     questions = load_dataset(dataset).split(split)
     order = list(questions)
     random.Random(seed).shuffle(order)

@@ -16,8 +16,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from .. import trace as T
-from .frag_kg import is_noise_relation, triple_sources
+from ... import trace as T
+from ..frag.kg import is_noise_relation, triple_sources
 
 
 def humanise_rel(rel: str, style: str) -> str:

@@ -60,7 +60,7 @@ class Ranker:
             from sentence_transformers import CrossEncoder
             self._ce = CrossEncoder(cross_encoder_path, device="cpu")
         if kind == "embedding" and embedder is None:
-            from ..knowledge.dense import get_embedder
+            from ...knowledge.dense import get_embedder
             self.embedder = get_embedder()
 
     @property

@@ -12,8 +12,8 @@ from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .frag_kg import has_entity, humanise, is_cvt, is_noise_relation, namer
-from .frag_rank import Ranker, rerank
+from .kg import has_entity, humanise, is_cvt, is_noise_relation, namer
+from .rank import Ranker, rerank
 
 
 @dataclass

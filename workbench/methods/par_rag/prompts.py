@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from . import chat
+from ..prompts import chat
 
 VERSION = "par-2"
 

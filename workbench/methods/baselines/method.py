@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .. import trace as T
-from ..config import knob
-from ..knowledge.types import Hit
-from . import common as C
-from . import context_select as CS
-from .base import Method, RunContext
-from .prompts import baselines as P
+from ... import trace as T
+from ...config import knob
+from ...knowledge.types import Hit
+from .. import common as C
+from .. import context_select as CS
+from ..base import Method, RunContext
+from . import prompts as P
 
 
 def _answer_events(ctx: RunContext, aid: str, raw: str, parents: list[str], layer: int,

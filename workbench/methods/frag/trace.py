@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
 
-from .. import trace as T
-from .frag_kg import is_cvt, namer, triple_sources
-from .frag_retrieval import FragRetrieval, KGPath
+from ... import trace as T
+from .kg import is_cvt, namer, triple_sources
+from .retrieval import FragRetrieval, KGPath
 
 MAX_PATH_EVENTS = 200          # path_found events emitted one by one; the rest are summarised
 MAX_SCORED_LISTED = 500        # rows of the path table carried in paths_scored

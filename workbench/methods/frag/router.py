@@ -34,8 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import fitted
-from .frag_kg import is_cvt, kg_min_hops, namer
+from .. import fitted
+from .kg import is_cvt, kg_min_hops, namer
 
 DELTA = 2                       # SIMPLE iff min hops <= DELTA (spec A1)
 FORMAT_VERSION = 2
@@ -359,7 +359,7 @@ def train_router(ref: str = DEFAULT_TRAIN, *, out_dir: Path | None = None,
     """Train the TF-IDF + LR router on the questions of ``ref`` (``DATASET:SPLIT``) plus
     template questions from that dataset's KG, save it, and report its routing accuracy on
     the split it saw (in-sample) and on the dataset's other splits (held out)."""
-    from ..datasets import load_dataset
+    from ...datasets import load_dataset
     t0 = time.perf_counter()
     ds_name, split, qs = fitted.load_questions(ref)
     ds = load_dataset(ds_name)
@@ -432,7 +432,7 @@ def adapted_copy(router: TfidfLRRouter, samples: Sequence[LabelledQuestion], *,
 
 
 def default_dir() -> Path:
-    from .. import paths
+    from ... import paths
     return paths.sub("models", "frag_router")
 
 

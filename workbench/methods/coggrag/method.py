@@ -1,10 +1,10 @@
 """CogGRAG: mind-map decomposition, one-shot KG retrieval, bottom-up self-verified
 reasoning (spec: shared/methods/coggrag.md, "paper mode" with the spec's [REC] defaults).
 
-Stage 1 (``coggrag_mindmap``): the question is split top-down into a mind map of
-sub-questions marked End / Continue. Stage 2 (``coggrag_retrieval``): local and global keys
+Stage 1 (``mindmap``): the question is split top-down into a mind map of
+sub-questions marked End / Continue. Stage 2 (``retrieval``): local and global keys
 are extracted once for the whole map, linked to the KG, expanded to 1-hop neighbours and
-pruned by similarity to the key triples (epsilon). Stage 3 (``coggrag_reasoning``): the
+pruned by similarity to the key triples (epsilon). Stage 3 (``reasoning``): the
 deepest level first, each sibling group is answered from T and M̂ (the deeper levels'
 pairs), verified, and re-thought once when judged wrong; the root's answer is final, cut to
 its short span by one constrained call (``answer_span``, an addition: the paper's answers are
@@ -32,19 +32,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .. import trace as T
-from ..config import Preset, PresetConfig, knob
-from ..llm.base import GenParams
-from . import answer_span as S
-from . import coggrag_reasoning as R
-from .base import Method, RunContext
-from .batched import batch_knob, together
-from .coggrag_mindmap import MMNode, bfs_order, force_end, grow, norm_q
-from .coggrag_retrieval import (TripleEmbedder, added_triple, describe, description_events,
+from ... import trace as T
+from ...config import Preset, PresetConfig, knob
+from ...llm.base import GenParams
+from .. import answer_span as S
+from . import reasoning as R
+from ..base import Method, RunContext
+from ..batched import batch_knob, together
+from .mindmap import MMNode, bfs_order, force_end, grow, norm_q
+from .retrieval import (TripleEmbedder, added_triple, describe, description_events,
                                 retrieval_events, retrieve, triple_id, validate_global,
                                 validate_local)
-from .common import hit_at_1, normalize_answer, require_kg
-from .prompts import coggrag as P
+from ..common import hit_at_1, normalize_answer, require_kg
+from . import prompts as P
 
 span_perplexity = R.span_perplexity
 
@@ -221,7 +221,7 @@ class CogGRAG(Method):
             emb = ctx.extra.get("_coggrag_embedder", False)
             if emb is False:
                 try:
-                    from ..knowledge.dense import get_embedder
+                    from ...knowledge.dense import get_embedder
                     emb = get_embedder()
                 except Exception:       # no weights: the spec's TF-IDF fallback (lower ε)
                     emb = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from . import chat
+from ..prompts import chat
 
 VERSION = "crp-7"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Preset, PresetConfig, knob
-from . import answer_span as S
-from . import context_select as CS
-from . import fitted
-from .base import RunContext
-from .batched import batch_knob
+from ...config import Preset, PresetConfig, knob
+from .. import answer_span as S
+from .. import context_select as CS
+from .. import fitted
+from ..base import RunContext
+from ..batched import batch_knob
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from .. import trace as T
-from . import answer_span as S
-from . import common as C
-from .base import RunContext
-from .batched import InOrder, together
-from .crp_rag_config import CrpRagConfig
-from .prompts import crp_rag as P
+from ... import trace as T
+from .. import answer_span as S
+from .. import common as C
+from ..base import RunContext
+from ..batched import InOrder, together
+from .config import CrpRagConfig
+from . import prompts as P
 
 
 def _record_result(results: dict[str, dict[str, str]], x: str, p: str,

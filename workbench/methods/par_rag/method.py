@@ -30,16 +30,16 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .. import trace as T
-from ..config import Preset, PresetConfig, knob
-from ..datasets.base import Question
-from ..knowledge.types import Hit
-from . import common as C
-from . import context_select as CS
-from . import fitted
-from .base import Method, RunContext
-from .batched import batch_knob, together
-from .prompts import par_rag as P
+from ... import trace as T
+from ...config import Preset, PresetConfig, knob
+from ...datasets.base import Question
+from ...knowledge.types import Hit
+from .. import common as C
+from .. import context_select as CS
+from .. import fitted
+from ..base import Method, RunContext
+from ..batched import batch_knob, together
+from . import prompts as P
 
 ATTR_F = {"Attributable": 1.0, "Extrapolatory": 0.5, "Contradictory": 0.0}
 
