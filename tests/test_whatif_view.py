@@ -4,6 +4,7 @@ on the toy UI with the scripted backend."""
 from __future__ import annotations
 
 import os
+import time
 from typing import Iterator
 
 import pytest
@@ -335,3 +336,47 @@ def test_a_visitor_may_run_one_and_it_waits_its_turn_for_the_model(ui, monkeypat
     job = run_cf(at)
     assert job.status == "done", job.error
     assert Store().get_run(job.result.run_id)["parent_run_id"] == rid
+
+
+def test_the_counterfactual_graph_grows_on_the_page_while_it_runs(ui):
+    """While the re-run runs, its panel draws the graph so far and counts replayed and fresh
+    calls; the model call after the change is held until the page has been looked at."""
+    import threading
+    rid = stored_run()
+    gate = threading.Event()
+    inner = _backend()
+
+    class Held:                     # the scripted backend, holding the final answer call
+        def __getattr__(self, name):
+            return getattr(inner, name)
+
+        def generate(self, messages, params=None, on_token=None):
+            if "final answer" in str(messages):
+                gate.wait(30)
+            return inner.generate(messages, params, on_token)
+    backend.set_override(Held())
+    at = pick(app("pages/runs.py", run=rid), rid, "s0")
+    [c for c in at.checkbox if c.key.startswith(f"runs__cf_{rid}_s0__drop_")][0].check().run()
+    try:
+        at.button(key="runs__cf_run").click().run()
+        job = at.session_state["runs__cf_job"]
+        deadline = time.time() + 20
+        while time.time() < deadline and not T.Trace.fold(list(job.live)).nodes.get("s1"):
+            time.sleep(0.05)
+        at.run()
+        no_errors(at)
+        so_far = [c.value for c in at.caption if c.value.startswith("So far:")]
+        assert so_far, texts(at)[:10]
+        # s0's evaluation saw other evidence (fresh), the later steps' are unchanged
+        # (replayed); the answer call is held
+        steps = S.ToyConfig().steps
+        assert f"{steps - 1} call{'' if steps == 2 else 's'} replayed" in so_far[0] \
+            and "1 run on the model" in so_far[0], so_far
+        live = at.session_state["runs__cf_live__view"]
+        assert {"q", "s0", "s1"} <= {n["id"] for n in live["nodes"]} and "a" not in \
+            {n["id"] for n in live["nodes"]}
+        assert job.running
+    finally:
+        gate.set()
+    assert job.join(30) and job.status == "done", job.error
+    assert WV.live_counts(T.Trace.fold(job.live))["fresh"] == job.result.fresh_calls

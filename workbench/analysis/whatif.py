@@ -388,14 +388,16 @@ def _node_sig(tr: Trace, n: T.Node) -> tuple:
 def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
            build: Build | None = None, passage: Callable[[str], Any] | None = None,
            write: bool = True,
-           around: Callable[[Apply], Any] | None = None) -> WhatIfResult:
+           around: Callable[[Apply], Any] | None = None,
+           live: list[Event] | None = None) -> WhatIfResult:
     """Re-run stored run ``run_id`` with intervention ``iv`` (see the module docstring);
     stores the new run (unless ``write`` is False) and returns what changed.
     ``build(run_row, backend, parent_trace) -> (method, ctx)`` makes the run's method and
     context (default: from its dataset); ``passage(id)`` finds a dataset passage for
     ``iv.add_ids`` (default: the run's dataset); ``around(apply)`` gives the hooks the
     methods consult when more than ``iv`` applies (gold repair's every-node scope); what
-    applied is still read from ``apply``."""
+    applied is still read from ``apply``. ``live`` receives each event as the re-run makes
+    it (node ids not yet aligned with the parent's), for a view that draws it as it grows."""
     run, events, parent = check(store, run_id, iv, model=llm.info)
     found = []
     if iv.add_ids:
@@ -413,10 +415,11 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
     from ..runner import execute
     t0 = time.perf_counter()
     tr = T.Trace()
-    for _ in execute(method, ctx, run["question"], store=buf, question_id=run.get("question_id"),
-                     trace_out=tr, memo=bool(parent.meta.get("call_memo", True)),
-                     parent_run_id=run_id, intervention=iv.to_dict()):
-        pass
+    for ev in execute(method, ctx, run["question"], store=buf, question_id=run.get("question_id"),
+                      trace_out=tr, memo=bool(parent.meta.get("call_memo", True)),
+                      parent_run_id=run_id, intervention=iv.to_dict()):
+        if live is not None:
+            live.append(ev)
     wall_ms = (time.perf_counter() - t0) * 1000.0
     if tr.status not in OK_STATUSES:
         raise WhatIfError(f"the what-if re-run of {run_id} {tr.status}: "

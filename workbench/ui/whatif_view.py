@@ -34,19 +34,9 @@ from ..trace import Trace
 from ..viz.safe import label_esc, md_escape, shorten
 from . import data as uidata
 
-# Which nodes take which intervention, per method: node-id patterns where the method consults
-# the what-if hooks (methods/intervene.py). "sufficiency" and "review" are the two kinds of
-# verdict. A plug-in method may declare its own as a class attribute ``whatif_nodes``.
-TAKES: dict[str, dict[str, str]] = {
-    "vanilla": {},
-    "standard-rag": {"evidence": r"r\d+", "step": r"r\d+"},
-    "ircot": {"evidence": r"r\d+", "step": r"[rt]\d+"},
-    "crp-rag": {"evidence": r"v\d+", "step": r"v\d+", "sufficiency": r"v\d+"},
-    "par-rag": {"evidence": r"r\d+", "step": r"s\d+", "review": r"vf\d+"},
-    "coggrag": {"evidence": r"kg|\d+(\.\d+)*", "step": r"\d+(\.\d+)+",
-                "review": r"\d+(\.\d+)*"},
-    "frag": {"evidence": r"st:rerank"},
-}
+# Which nodes take which intervention is each method's declaration: ``whatif_nodes`` (in its
+# package's declarations.py), node-id patterns where the method consults the what-if hooks
+# (methods/intervene.py). "sufficiency" and "review" are the two kinds of verdict.
 CHANGED_BORDER = "#7c3aed"      # a node the counterfactual changed (red stays the divergence)
 INTERVENED_FILL = "#ede9fe"
 KEEP = "(as it was)"
@@ -59,8 +49,10 @@ def node_options(method: str, method_cls: Any, node: T.Node) -> dict[str, Any]:
     """What node ``node`` of a ``method`` run can take: ``evidence`` (bool), ``step`` (bool),
     ``verdicts`` (the words it takes), ``known`` (False: the method declares nothing, so
     every part is offered and the re-run says whether it applied)."""
+    if method_cls is None:
+        from ..methods import all_methods
+        method_cls = all_methods().get(method)
     table = getattr(method_cls, "whatif_nodes", None)
-    table = table if isinstance(table, dict) else TAKES.get(method)
     nid = node.id.rstrip("'")           # a re-labelled node ("r11'") is still an r node
     if table is None:
         return {"evidence": bool(node_evidence_ids(node)), "step": True,
@@ -134,6 +126,7 @@ class CounterfactualJob:
         self.ticket: Any = None
         self.started = time.monotonic()
         self.opened = False
+        self.live: list[Any] = []      # the re-run's events as it makes them (list.append is atomic)
         self.thread = threading.Thread(target=self._run, name="workbench-whatif", daemon=True)
 
     def start(self) -> "CounterfactualJob":
@@ -180,7 +173,7 @@ class CounterfactualJob:
                 return
             self.result = whatif(self.store, self.run_id, self.iv, llm=self.llm,
                                  build=make_build(),
-                                 passage=passage_lookup(run.get("dataset")))
+                                 passage=passage_lookup(run.get("dataset")), live=self.live)
             self.status = "done"
         except WhatIfError as e:
             self.status, self.error = "failed", str(e)
@@ -389,6 +382,8 @@ def _job_panel(job: CounterfactualJob, *, key: str) -> None:
                 st.info(f"Running the {what} on node {md_escape(job.iv.node)}… "
                         f"({time.monotonic() - job.started:.0f} s)",
                         icon=":material/progress_activity:")
+                if job.kind != "attribute" and job.live:
+                    _live_graph(job, key=key)
             return
         if not job.opened:         # it ended since the page was drawn: redraw all of it
             job.opened = True
@@ -401,6 +396,28 @@ def _job_panel(job: CounterfactualJob, *, key: str) -> None:
         if job.error:              # until the next attempt
             W.error(md_escape(job.error), "Nothing was stored.")
     panel()
+
+
+def live_counts(tr: Trace) -> dict[str, int]:
+    """Calls of a growing re-run so far, by how each was answered (see :func:`call_kind`)."""
+    out = {"replayed": 0, "fresh": 0, "reused": 0}
+    for c in tr.llm_calls.values():
+        k = call_kind(c)
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _live_graph(job: CounterfactualJob, *, key: str) -> None:
+    """The counterfactual as it grows, drawn like a live run on Ask. Node ids are the
+    re-run's own until it ends; the stored result carries the original run's ids."""
+    from . import widgets as W
+    tr = Trace.fold(list(job.live))
+    n = live_counts(tr)
+    st.caption(f"So far: {len(tr.nodes)} nodes; {n['replayed']} "
+               f"call{'' if n['replayed'] == 1 else 's'} replayed from the stored run, "
+               f"{n['fresh']} run on the model"
+               + (f", {n['reused']} reused" if n["reused"] else "") + ".")
+    W.draw_graph(tr, key=f"{key}__cf_live", height=360)
 
 
 # ------------------------------------------------------------------ attribution
