@@ -22,7 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 STEPS = ("ask", "eval", "batched_decode", "grammar_sampling", "llm_throughput")
 # Dry-run sizes: enough to go through every code path of a step, small enough for a CPU test.
+# The dry run checks the script, not the methods (their real-model tests do): its eval runs
+# the two one-call methods; every method on SmolLM2 would add a minute to each test run.
 DRY = {"model": "smollm2-135m", "questions": 1, "ask_method": "standard-rag",
+       "eval_methods": ["standard-rag", "vanilla"],
        "batched_decode": ["--sizes", "1,2", "--tokens", "8", "--repeats", "1"],
        "grammar_sampling": ["--tokens", "16", "--repeats", "1"],
        "llm_throughput": ["--tokens", "16", "--repeats", "1", "--nodes", "2"]}
@@ -178,8 +181,10 @@ def main() -> int:
             cmd = [py, str(Path(__file__)), "--ask", method, "--step-timeout", str(args.step_timeout)]
         elif name == "eval":
             from workbench.methods import all_methods
+            methods = DRY["eval_methods"] if args.dry_run else sorted(all_methods())
             cmd = [py, "-m", "workbench", "eval", "--dataset", "demo", "--split", "test",
-                   "--limit", str(questions), "--methods", ",".join(sorted(all_methods())), "--judge", "off", "--no-progress",
+                   "--limit", str(questions), "--methods", ",".join(methods), "--judge", "off",
+                   "--no-progress",
                    "--label", "gpu_check", "--n-gpu-layers", ngl, *model_args]
         else:
             cmd = [py, str(ROOT / "benchmarks" / f"{name}.py"), "--n-gpu-layers", ngl, *model_args,
