@@ -64,7 +64,7 @@ with tab_run:
     c1, c2 = st.columns([1, 2])
     dataset = c1.selectbox("Dataset", names, index=names.index(settings.dataset)
                            if settings.dataset in names else 0)
-    default_methods = [m for m in ("vanilla", "standard-rag") if m in methods_all]
+    default_methods = [m for m, cls in methods_all.items() if getattr(cls, "eval_default", False)]
     chosen = c2.multiselect("Methods", list(methods_all), default=default_methods)
     c0, c1, c2, c3, c4 = st.columns(5)
     split = c0.selectbox("Split", ["test", "dev", "train", "all"],

@@ -4,7 +4,9 @@ The taxonomy merges the categories the method specs ask for (PAR-RAG's four pape
 categories, CRP-RAG's GC/KRA/evaluation/path tags, CogGRAG's and FRAG's failure
 modes) into one list of tags grouped by pipeline stage, so that an aggregate view
 can compare methods on the same vocabulary. Tag ids are stable strings stored in
-the DuckDB ``annotations`` table; labels are for people.
+the DuckDB ``annotations`` table; labels are for people. Which tags apply to which method
+is the method's own declaration (``failure_tags`` in its package's ``declarations.py``),
+read through :attr:`Tag.methods` and :func:`tags_for`.
 
 Annotations themselves live in the store (:meth:`workbench.store.Store.add_annotation`);
 this module only validates tags, exports rows as CSV/JSON and maps annotations onto a
@@ -28,7 +30,24 @@ class Tag:
     label: str
     group: str
     description: str = ""
-    methods: tuple[str, ...] = ()      # methods the tag comes from ("" = general)
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The registered methods whose declarations list this tag (``failure_tags``); ()
+        for a general tag."""
+        return tuple(name for name, cls in _method_classes().items()
+                     if self.id in getattr(cls, "failure_tags", ()))
+
+
+def _method_classes() -> dict[str, type]:
+    from .methods import all_methods
+    return all_methods()
+
+
+def tags_for(method: str) -> list[Tag]:
+    """The tags that apply to ``method``, in the order its declarations list them."""
+    cls = _method_classes().get(method)
+    return [TAGS[t] for t in getattr(cls, "failure_tags", ()) if t in TAGS]
 
 
 GROUPS = {
@@ -43,108 +62,106 @@ _T = Tag
 TAXONOMY: tuple[Tag, ...] = (
     # -- planning / decomposition (PAR-RAG planning error; CRP-RAG GC; CogGRAG decomposition)
     _T("planning_error", "Planning error", "planning",
-       "The plan or decomposition cannot lead to the answer (PAR-RAG category).", ("par-rag",)),
+       "The plan or decomposition cannot lead to the answer (PAR-RAG category)."),
     _T("off_topic_step", "Off-topic or hallucinated step", "planning",
-       "A step / sub-question unrelated to the question.", ("crp-rag", "coggrag")),
+       "A step / sub-question unrelated to the question."),
     _T("unretrievable_step", "Step that cannot be retrieved", "planning",
-       "E.g. a pure arithmetic or comparison step sent to the retriever.", ("crp-rag",)),
+       "E.g. a pure arithmetic or comparison step sent to the retriever."),
     _T("over_decomposition", "Over-decomposition / over-reasoning", "planning",
-       "Far more steps or nodes than the question needs.", ("crp-rag", "coggrag")),
+       "Far more steps or nodes than the question needs."),
     _T("under_decomposition", "Under-decomposition", "planning",
-       "Fewer steps than the question's hops; a bridge entity is skipped.", ("par-rag",)),
+       "Fewer steps than the question's hops; a bridge entity is skipped."),
     _T("degenerate_decomposition", "Degenerate or looping decomposition", "planning",
-       "A child paraphrases its parent, or steps repeat along a path.", ("coggrag", "crp-rag")),
+       "A child paraphrases its parent, or steps repeat along a path."),
     _T("redundant_not_merged", "Redundant siblings not merged", "planning",
-       "Near-duplicate proposals kept apart (merge threshold too high).", ("crp-rag",)),
+       "Near-duplicate proposals kept apart (merge threshold too high)."),
     _T("wrong_merge", "Wrong merge", "planning",
-       "Distinct steps merged, or the merged text lost content.", ("crp-rag",)),
+       "Distinct steps merged, or the merged text lost content."),
     _T("premature_final", "Premature final step", "planning",
-       "A step marked final (END) too early.", ("crp-rag", "coggrag")),
+       "A step marked final (END) too early."),
     _T("cap_hit", "Depth / size cap hit", "planning",
-       "The structure was cut by a configured cap, not by the model.", ("crp-rag", "coggrag")),
+       "The structure was cut by a configured cap, not by the model."),
     _T("misrouting", "Misrouting / hop misprediction", "planning",
-       "Predicted hop count or route (simple/complex) differs from the gold.", ("frag", "par-rag")),
+       "Predicted hop count or route (simple/complex) differs from the gold."),
     _T("refinement_drift", "Refinement drift", "planning",
-       "A refined sub-question changed the intent.", ("par-rag",)),
+       "A refined sub-question changed the intent."),
     _T("broken_back_reference", "Broken back-reference", "planning",
-       "A step refers to a sub-question that was not answered (yet).", ("coggrag",)),
+       "A step refers to a sub-question that was not answered (yet)."),
     # -- retrieval and knowledge
     _T("retrieval_error", "Retrieval error", "retrieval",
-       "The needed evidence was not retrieved (PAR-RAG category).", ("par-rag",)),
+       "The needed evidence was not retrieved (PAR-RAG category)."),
     _T("retrieval_miss", "Retrieval miss (gold not in top-k)", "retrieval",
-       "The needed passage or triple is not among the retrieved ones.", ("crp-rag",)),
+       "The needed passage or triple is not among the retrieved ones."),
     _T("distractor_passage", "Distractor passage", "retrieval",
-       "A plausible but wrong passage steered the step.", ("crp-rag",)),
+       "A plausible but wrong passage steered the step."),
     _T("entity_linking_miss", "Entity-linking miss", "retrieval",
-       "No, or the wrong, KG entity was linked for a mention.", ("frag", "coggrag")),
+       "No, or the wrong, KG entity was linked for a mention."),
     _T("answer_pruned_ppr", "Answer pruned by PPR", "retrieval",
-       "The answer entity was in the neighbourhood but pruned by PageRank.", ("frag",)),
+       "The answer entity was in the neighbourhood but pruned by PageRank."),
     _T("answer_pruned_relation", "Answer pruned by relation ranking", "retrieval",
-       "The needed relation ranked below the kept set.", ("frag",)),
+       "The needed relation ranked below the kept set."),
     _T("direction_miss", "Direction miss", "retrieval",
-       "The answer is reachable only against edge direction.", ("frag",)),
+       "The answer is reachable only against edge direction."),
     _T("path_explosion", "Path explosion / truncation", "retrieval",
-       "Hub nodes produced too many paths; candidates were truncated.", ("frag",)),
+       "Hub nodes produced too many paths; candidates were truncated."),
     _T("ranking_miss", "Ranking miss", "retrieval",
-       "A correct path or passage exists but ranked below the cut.", ("frag",)),
+       "A correct path or passage exists but ranked below the cut."),
     _T("retrieval_starvation", "Retrieval starvation", "retrieval",
-       "Nothing survived pruning (threshold too strict).", ("coggrag",)),
+       "Nothing survived pruning (threshold too strict)."),
     _T("retrieval_flood", "Retrieval flood", "retrieval",
-       "Too much survived; the list was truncated and the context overflowed.", ("coggrag",)),
+       "Too much survived; the list was truncated and the context overflowed."),
     _T("placeholder_noise", "Placeholder noise", "retrieval",
-       "Generic placeholder keys matched unrelated triples.", ("coggrag",)),
+       "Generic placeholder keys matched unrelated triples."),
     _T("aggregation_hallucination", "Aggregation hallucination", "retrieval",
-       "The knowledge summary states facts not in the passages.", ("crp-rag",)),
+       "The knowledge summary states facts not in the passages."),
     _T("aggregation_refusal", "Aggregation refusal / apology", "retrieval",
-       "The aggregator refused or apologised instead of summarising.", ("crp-rag",)),
+       "The aggregator refused or apologised instead of summarising."),
     _T("key_detail_dropped", "Key detail dropped", "retrieval",
-       "Aggregation or prompt building lost the fact that mattered.", ("crp-rag",)),
+       "Aggregation or prompt building lost the fact that mattered."),
     _T("conflict_resolved_wrongly", "Conflict resolved wrongly", "retrieval",
-       "Conflicting evidence; the wrong side was kept.", ("crp-rag",)),
+       "Conflicting evidence; the wrong side was kept."),
     _T("context_overflow", "Context overflow", "retrieval",
-       "The prompt was truncated to fit n_ctx.", ("frag", "coggrag")),
+       "The prompt was truncated to fit n_ctx."),
     # -- reasoning and verification
     _T("inference_error", "Inference / reasoning error", "reasoning",
-       "Right evidence, wrong conclusion (PAR-RAG category).", ("par-rag",)),
+       "Right evidence, wrong conclusion (PAR-RAG category)."),
     _T("verification_false_positive", "Verification false positive", "reasoning",
-       "Judged sufficient/right/PASS but wrong or unsupported (confident hallucination).",
-       ("crp-rag", "par-rag", "coggrag")),
+       "Judged sufficient/right/PASS but wrong or unsupported (confident hallucination)."),
     _T("verification_false_negative", "Verification false negative", "reasoning",
-       "Judged insufficient/wrong/FAIL although correct.", ("crp-rag", "par-rag", "coggrag")),
+       "Judged insufficient/wrong/FAIL although correct."),
     _T("threshold_miscalibrated", "Threshold miscalibrated", "reasoning",
-       "The score threshold is wrong for this model/dataset.", ("crp-rag", "par-rag", "coggrag")),
+       "The score threshold is wrong for this model/dataset."),
     _T("verifier_rubber_stamp", "Verifier rubber-stamp", "reasoning",
-       "Every verdict passes; the verifier adds nothing.", ("coggrag", "par-rag")),
+       "Every verdict passes; the verifier adds nothing."),
     _T("error_propagated", "Error propagated along steps", "reasoning",
-       "An early wrong intermediate answer carried to the end.", ("crp-rag", "par-rag")),
+       "An early wrong intermediate answer carried to the end."),
     _T("unknown_propagation", "Unknown propagation", "reasoning",
-       "An unknown child under a confident parent, or unknown reaching the root.", ("coggrag",)),
+       "An unknown child under a confident parent, or unknown reaching the root."),
     _T("wrong_path", "Wrong path chosen", "reasoning",
-       "A wrong path was selected over a correct one.", ("crp-rag", "frag")),
+       "A wrong path was selected over a correct one."),
     # -- generation and answer
     _T("generation_error", "Generation error", "generation",
-       "Evidence present in the final context but the answer is wrong (PAR-RAG category).",
-       ("par-rag",)),
+       "Evidence present in the final context but the answer is wrong (PAR-RAG category)."),
     _T("answer_lost", "Answer lost at stage X", "generation",
-       "The answer was present at some stage and lost later; say where in the note.", ()),
+       "The answer was present at some stage and lost later; say where in the note."),
     _T("answer_not_grounded", "Answer not grounded", "generation",
-       "The answer is not supported by the retrieved knowledge.", ("crp-rag", "coggrag")),
+       "The answer is not supported by the retrieved knowledge."),
     _T("over_refusal", "Over-refusal", "generation",
-       "The method refused although an answer was possible.", ("crp-rag",)),
+       "The method refused although an answer was possible."),
     _T("wrong_integration", "Integration chose the wrong answer", "generation",
-       "Conflicting path answers; integration picked the wrong one.", ("crp-rag",)),
+       "Conflicting path answers; integration picked the wrong one."),
     _T("ignores_context", "Ignores context / answers from memory", "generation",
-       "The LLM ignored paths or passages.", ("frag",)),
+       "The LLM ignored paths or passages."),
     _T("parse_failure", "Parse failure", "generation",
-       "Structured output could not be parsed (see the parse_failed node).", ()),
+       "Structured output could not be parsed (see the parse_failed node)."),
     _T("verbose_answer", "Answer too verbose for EM", "generation",
-       "Correct answer inside a sentence, so exact match fails.", ("crp-rag", "coggrag")),
+       "Correct answer inside a sentence, so exact match fails."),
     # -- scoring and evaluation
     _T("metric_artefact", "Metric artefact", "evaluation",
-       "Substring hit on a short answer, list of candidates, alias missing.", ("frag",)),
+       "Substring hit on a short answer, list of candidates, alias missing."),
     _T("gold_wrong", "Gold answer wrong or ambiguous", "evaluation",
-       "The dataset's gold is wrong, outdated or ambiguous.", ()),
-    _T("other", "Other (see note)", "evaluation", "Anything else; describe it in the note.", ()),
+       "The dataset's gold is wrong, outdated or ambiguous."),
+    _T("other", "Other (see note)", "evaluation", "Anything else; describe it in the note."),
 )
 
 TAGS: dict[str, Tag] = {t.id: t for t in TAXONOMY}

@@ -1,4 +1,5 @@
-"""`python -m workbench ...`: subcommands live in workbench/commands/, one module per area.
+"""`python -m workbench ...`: subcommands live in workbench/commands/, one module per area,
+and in the ``commands.py`` of a method package that has one (``frag``).
 
 Each module defines ``register(subparsers)``, adding its subcommands with a
 ``func(args) -> int`` default. Errors the user can fix print one clear line
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import importlib.util
 import pkgutil
 import sys
 
@@ -25,6 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
     for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not mod.name.startswith("_"):
             importlib.import_module(f"{commands.__name__}.{mod.name}").register(sub)
+    # a method package may bring its own commands (workbench/methods/<name>/commands.py)
+    from . import methods
+    for mod in sorted(pkgutil.iter_modules(methods.__path__), key=lambda m: m.name):
+        if mod.ispkg and importlib.util.find_spec(f"{methods.__name__}.{mod.name}.commands"):
+            importlib.import_module(f"{methods.__name__}.{mod.name}.commands").register(sub)
     return ap
 
 

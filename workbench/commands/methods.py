@@ -17,8 +17,9 @@ from ._common import add_model_args, backend_from_args, settings_knob
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ask", help="answer one question with one method (the run is stored)")
     p.add_argument("question", nargs="?", help="the question (optional with --question-id)")
-    p.add_argument("--method", default="standard-rag",
-                   help="method name (see `python -m workbench methods`); default standard-rag")
+    p.add_argument("--method", default=None,
+                   help="method name (see `python -m workbench methods`); default: the "
+                        "reference method, standard RAG")
     p.add_argument("--dataset", help="dataset whose passages are searched (default: Settings)")
     p.add_argument("--question-id", help="a dataset question id: its gold answer is scored")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -63,7 +64,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.preset:
         overrides = {"preset": args.preset, **overrides}
     be = backend_from_args(args)
-    method, ctx = build_context(args.method, llm=be, dataset=args.dataset, overrides=overrides,
+    name = args.method or next(n for n, cls in all_methods().items() if cls.reference)
+    method, ctx = build_context(name, llm=be, dataset=args.dataset, overrides=overrides,
                                 seed=args.seed, question_id=args.question_id)
     question = args.question or (ctx.gold.question if ctx.gold else None)
     if not question:

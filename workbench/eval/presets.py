@@ -2,8 +2,8 @@
 at small scale: each fixes a base configuration and sweeps one knob, so the result view
 can plot accuracy / hallucination / missing / score against it.
 
-A knob is served by the method when its Config has a field of that name (standard-rag has
-``top_k`` and ``retriever``), otherwise by the evaluation-level wrappers in
+A knob is served by the method when its Config has a field of that name (the reference
+method, standard RAG, has ``top_k`` and ``retriever``), otherwise by the evaluation-level wrappers in
 :mod:`workbench.eval.knobs` (chunk size, noise chunks, "I don't know" prompting).
 :func:`support` says which, and the page shows it.
 """
@@ -24,7 +24,7 @@ class Preset:
     knob: str                        # the swept knob
     values: tuple
     base: dict[str, Any] = field(default_factory=dict)
-    methods: tuple[str, ...] = ("standard-rag",)
+    methods: tuple[str, ...] = ()    # () = the reference method(s) (``reference = True``)
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,12 +78,19 @@ def support(knob: str, method_cls: type) -> str:
     return "none"
 
 
+def preset_methods(p: Preset, method_classes: dict[str, type]) -> tuple[str, ...]:
+    """The methods a preset runs on: its own, else the methods that declare themselves the
+    plain retrieve-then-answer reference (``reference = True``)."""
+    return p.methods or tuple(n for n, cls in method_classes.items()
+                              if getattr(cls, "reference", False))
+
+
 def to_sweep(preset: Preset | str, method_classes: dict[str, type],
              methods: Sequence[str] | None = None) -> dict[str, Any]:
     """The preset as a sweep (the same shape as a sweep file). Base knobs that none of the
     chosen methods can take are dropped (e.g. ``passage_chars`` for a method without it)."""
     p = get(preset) if isinstance(preset, str) else preset
-    ms = list(methods or p.methods)
+    ms = list(methods or preset_methods(p, method_classes))
     missing = [m for m in ms if m not in method_classes]
     if missing:
         raise KeyError(f"preset {p.name!r} needs method(s) {missing}, which are not available "
@@ -97,12 +104,12 @@ def to_sweep(preset: Preset | str, method_classes: dict[str, type],
 def describe(preset: Preset | str, method_classes: dict[str, type],
              methods: Sequence[str] | None = None) -> dict[str, Any]:
     p = get(preset) if isinstance(preset, str) else preset
-    ms = [m for m in (methods or p.methods) if m in method_classes]
-    return {**p.to_dict(), "support": {m: {k: support(k, method_classes[m])
+    ms = [m for m in (methods or preset_methods(p, method_classes)) if m in method_classes]
+    return {**p.to_dict(), "methods": preset_methods(p, method_classes), "support": {m: {k: support(k, method_classes[m])
                                            for k in [p.knob, *p.base]} for m in ms}}
 
 
-# What the method engineer could add to standard-rag so these become method knobs
+# What the method engineer could add to the reference method (standard RAG) so these become method knobs
 # (kept here so the note travels with the code):
 METHOD_KNOB_WISHLIST = {
     "chunk_size": "re-chunk the corpus per config (now: eval wrapper re-indexes per process)",

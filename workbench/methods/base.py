@@ -222,6 +222,15 @@ class Method:
     description: ClassVar[str] = ""
     # score name -> (threshold knob, "lower"|"higher" is good) for what-if sliders
     thresholds: ClassVar[dict[str, tuple[str, str]]] = {}
+    # The method's facts that central modules read (set from the package's declarations.py):
+    node_kinds: ClassVar[tuple[str, ...]] = ()     # the node kinds its traces hold
+    failure_tags: ClassVar[tuple[str, ...]] = ()   # annotation tags that apply to it
+    # what-if: part ("evidence", "step", "sufficiency", "review") -> node-id pattern of the
+    # nodes that take it; None: not declared (every part is offered, the re-run tells)
+    whatif_nodes: ClassVar[dict[str, str] | None] = None
+    preferred: ClassVar[bool] = False      # put first by the pages' method pickers
+    eval_default: ClassVar[bool] = False   # preselected on the Evaluate page
+    reference: ClassVar[bool] = False      # plain retrieve-then-answer: `ask` and presets default
 
     def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
         raise NotImplementedError

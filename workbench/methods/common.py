@@ -7,7 +7,6 @@ every method formats and parses the same way.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from typing import Any, Iterable, Sequence
 
@@ -314,11 +313,6 @@ def question_node(ctx: Any, question: str, kind: str = "question",
     nid = ctx.node_id("q")
     return nid, T.node_added(nid, kind, question, layer=0, state="created", is_source=True,
                              **attrs)
-
-
-def alpha_of(h: float, gamma: float, h0: float) -> float:
-    """PAR-RAG Eq. 9: alpha(h) = 1 / (1 + exp(gamma * (h - h0)))."""
-    return 1.0 / (1.0 + math.exp(gamma * (h - h0)))
 
 
 def tap(gen: Any, calls: list[T.Event]) -> Any:

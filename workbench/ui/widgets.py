@@ -298,12 +298,15 @@ def question_picker(ds_name: str, *, key: str) -> tuple[str, str | None, Any]:
     return q.question, q.id, q
 
 
-PREFERRED_METHODS = ("crp-rag", "par-rag", "standard-rag", "vanilla")
+def preferred_methods() -> list[str]:
+    """The methods that declare ``preferred = True``, by name: put first by the pickers."""
+    from ..methods import all_methods
+    return [n for n, cls in all_methods().items() if getattr(cls, "preferred", False)]
 
 
 def default_method(names: list[str], offset: int = 0) -> str:
-    pref = [m for m in PREFERRED_METHODS if m in names] + [m for m in names
-                                                            if m not in PREFERRED_METHODS]
+    first = preferred_methods()
+    pref = [m for m in first if m in names] + [m for m in names if m not in first]
     return pref[min(offset, len(pref) - 1)]
 
 

@@ -18,6 +18,7 @@ from ...knowledge.types import Hit
 from .. import common as C
 from .. import context_select as CS
 from ..base import Method, RunContext
+from . import declarations as D
 from . import prompts as P
 
 
@@ -76,6 +77,11 @@ class VanillaConfig:
 
 class Vanilla(Method):
     name = "vanilla"
+    node_kinds = D.NODE_KINDS_VANILLA
+    failure_tags = D.FAILURE_TAGS_VANILLA
+    whatif_nodes = D.WHATIF_NODES_VANILLA
+    preferred = True
+    eval_default = True
     title = "Vanilla LLM (no retrieval)"
     kind = "none"
     view = "graph"
@@ -106,6 +112,12 @@ class StandardRagConfig:
 
 class StandardRag(Method):
     name = "standard-rag"
+    node_kinds = D.NODE_KINDS_STANDARD_RAG
+    failure_tags = D.FAILURE_TAGS_STANDARD_RAG
+    whatif_nodes = D.WHATIF_NODES_STANDARD_RAG
+    preferred = True
+    eval_default = True
+    reference = True
     title = "Standard RAG"
     kind = "text"
     view = "graph"
@@ -148,6 +160,9 @@ class IrcotConfig:
 
 class Ircot(Method):
     name = "ircot"
+    node_kinds = D.NODE_KINDS_IRCOT
+    failure_tags = D.FAILURE_TAGS_IRCOT
+    whatif_nodes = D.WHATIF_NODES_IRCOT
     title = "IRCoT (interleaved retrieval + CoT)"
     kind = "text"
     view = "graph"

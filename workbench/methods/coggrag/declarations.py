@@ -1,9 +1,27 @@
-"""What CogGRAG declares about itself: the event types it emits (collected by
-``workbench/events.py``)."""
+"""What CogGRAG declares about itself, read by the central modules: node kinds, the
+failure tags that apply to it, the what-if's nodes, thresholds and the event types it emits
+(collected by ``workbench/events.py``)."""
 from __future__ import annotations
 
 from ...events import declare
 from ..events import event
+
+# the node kinds its traces hold
+NODE_KINDS = ("question", "subquestion", "retrieval", "answer", "answer_extraction")
+# the annotation taxonomy's failure modes that apply to it (workbench/annotations.py)
+FAILURE_TAGS = (
+    "off_topic_step", "over_decomposition", "degenerate_decomposition", "premature_final",
+    "cap_hit", "broken_back_reference", "entity_linking_miss", "retrieval_starvation",
+    "retrieval_flood", "placeholder_noise", "context_overflow",
+    "verification_false_positive", "verification_false_negative", "threshold_miscalibrated",
+    "verifier_rubber_stamp", "unknown_propagation", "answer_not_grounded", "verbose_answer"
+)
+# what-if: the nodes (id patterns) where it consults each kind of intervention
+WHATIF_NODES = {"evidence": r"kg|\d+(\.\d+)*", "step": r"\d+(\.\d+)+", "review": r"\d+(\.\d+)*"}
+# score -> (threshold knob, which side is good), for the what-if sliders
+THRESHOLDS = {"similarity": ("epsilon", "higher"), "p_right": ("min_p_right", "higher"),
+              "confidence": ("min_confidence", "higher"),
+              "description_similarity": ("description_min_sim", "higher")}
 
 SOURCE = "CogGRAG"
 

@@ -36,6 +36,7 @@ from ... import trace as T
 from ...config import Preset, PresetConfig, knob
 from ...llm.base import GenParams
 from .. import answer_span as S
+from . import declarations as D
 from . import reasoning as R
 from ..base import Method, RunContext
 from ..batched import batch_knob, together
@@ -197,9 +198,10 @@ class CogGRAG(Method):
                    "once for all its questions (local and global keys, similarity pruning), "
                    "then answers bottom-up with a verifier and one re-think per failed check; "
                    "the root's answer is cut to its short span.")
-    thresholds = {"similarity": ("epsilon", "higher"), "p_right": ("min_p_right", "higher"),
-                  "confidence": ("min_confidence", "higher"),
-                  "description_similarity": ("description_min_sim", "higher")}
+    thresholds = D.THRESHOLDS
+    node_kinds = D.NODE_KINDS
+    failure_tags = D.FAILURE_TAGS
+    whatif_nodes = D.WHATIF_NODES
 
     # ---------------------------------------------------------------- decoding
     def _explore(self, ctx: RunContext, max_tokens: int, salt: str) -> GenParams:

@@ -1,9 +1,27 @@
-"""What CRP-RAG declares about itself: the event types it emits (collected by
-``workbench/events.py``)."""
+"""What CRP-RAG declares about itself, read by the central modules: node kinds, the
+failure tags that apply to it, the what-if's nodes, thresholds and the event types it emits
+(collected by ``workbench/events.py``)."""
 from __future__ import annotations
 
 from ...events import declare
 from ..events import event
+
+# the node kinds its traces hold
+NODE_KINDS = ("question", "step", "final", "answer", "answer_extraction", "refusal")
+# the annotation taxonomy's failure modes that apply to it (workbench/annotations.py)
+FAILURE_TAGS = (
+    "off_topic_step", "unretrievable_step", "over_decomposition",
+    "degenerate_decomposition", "redundant_not_merged", "wrong_merge", "premature_final",
+    "cap_hit", "retrieval_miss", "distractor_passage", "aggregation_hallucination",
+    "aggregation_refusal", "key_detail_dropped", "conflict_resolved_wrongly",
+    "verification_false_positive", "verification_false_negative", "threshold_miscalibrated",
+    "error_propagated", "wrong_path", "answer_not_grounded", "over_refusal",
+    "wrong_integration", "verbose_answer"
+)
+# what-if: the nodes (id patterns) where it consults each kind of intervention
+WHATIF_NODES = {"evidence": r"v\d+", "step": r"v\d+", "sufficiency": r"v\d+"}
+# score -> (threshold knob, which side is good), for the what-if sliders
+THRESHOLDS = {"perplexity": ("tau_ppl", "lower")}
 
 SOURCE = "CRP-RAG"
 

@@ -45,6 +45,7 @@ from .. import common as C
 from .. import context_select as CS
 from .. import answer_span as S
 from .. import fitted
+from . import declarations as D
 from ..base import Method, RunContext
 from ..batched import InOrder, together
 from .answer import paths_and_answer
@@ -184,7 +185,11 @@ class CrpRag(Method):
                    "step whose evaluation answer has perplexity >= tau_ppl, refuses when no path "
                    "survives, reasons along the best surviving path(s), and extracts the "
                    "short answer from the result.")
-    thresholds = {"perplexity": ("tau_ppl", "lower")}
+    thresholds = D.THRESHOLDS
+    node_kinds = D.NODE_KINDS
+    failure_tags = D.FAILURE_TAGS
+    whatif_nodes = D.WHATIF_NODES
+    preferred = True
 
     @classmethod
     def fitted_state(cls, cfg: CrpRagConfig) -> list[fitted.FitRecord]:

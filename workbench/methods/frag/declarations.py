@@ -1,9 +1,23 @@
-"""What FRAG declares about itself: the event types it emits (collected by
-``workbench/events.py``)."""
+"""What FRAG declares about itself, read by the central modules: node kinds, the
+failure tags that apply to it, the what-if's nodes, thresholds and the event types it emits
+(collected by ``workbench/events.py``)."""
 from __future__ import annotations
 
 from ...events import declare
 from ..events import event
+
+# the node kinds its traces hold
+NODE_KINDS = ("question", "entity", "router", "stage", "path", "reason", "answer", "feedback")
+# the annotation taxonomy's failure modes that apply to it (workbench/annotations.py)
+FAILURE_TAGS = (
+    "misrouting", "entity_linking_miss", "answer_pruned_ppr", "answer_pruned_relation",
+    "direction_miss", "path_explosion", "ranking_miss", "context_overflow", "wrong_path",
+    "ignores_context", "metric_artefact"
+)
+# what-if: the nodes (id patterns) where it consults each kind of intervention
+WHATIF_NODES = {"evidence": r"st:rerank"}
+# score -> (threshold knob, which side is good), for the what-if sliders
+THRESHOLDS = {"p_complex": ("route_threshold", "higher"), "score": ("path_top_u", "top")}
 
 SOURCE = "FRAG"
 

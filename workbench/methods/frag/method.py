@@ -28,6 +28,7 @@ from ... import trace as T
 from ...config import Preset, PresetConfig, knob
 from ...llm.base import GenParams
 from . import router as frag_router
+from . import declarations as D
 from ..base import Method, RunContext
 from ..batched import batch_knob, together
 from ..common import hit_at_1, require_kg
@@ -162,7 +163,10 @@ class Frag(Method):
                    "text alone, prunes the KG neighbourhood by PPR and relation relevance, "
                    "ranks paths, and answers with one LLM call.")
     # p_complex >= route_threshold routes to COMPLEX; paths keep the top-u by score
-    thresholds = {"p_complex": ("route_threshold", "higher"), "score": ("path_top_u", "top")}
+    thresholds = D.THRESHOLDS
+    node_kinds = D.NODE_KINDS
+    failure_tags = D.FAILURE_TAGS
+    whatif_nodes = D.WHATIF_NODES
 
     # -- routing --
     @staticmethod

@@ -1,9 +1,27 @@
-"""What PAR-RAG declares about itself: the event types it emits (collected by
-``workbench/events.py``)."""
+"""What PAR-RAG declares about itself, read by the central modules: node kinds, the
+failure tags that apply to it, the what-if's nodes, thresholds and the event types it emits
+(collected by ``workbench/events.py``)."""
 from __future__ import annotations
 
 from ...events import declare
 from ..events import event
+
+# the node kinds its traces hold
+NODE_KINDS = (
+    "question", "complexity", "exemplar", "plan", "step", "retrieval", "read", "verify",
+    "trajectory", "answer"
+)
+# the annotation taxonomy's failure modes that apply to it (workbench/annotations.py)
+FAILURE_TAGS = (
+    "planning_error", "under_decomposition", "misrouting", "refinement_drift",
+    "retrieval_error", "inference_error", "verification_false_positive",
+    "verification_false_negative", "threshold_miscalibrated", "verifier_rubber_stamp",
+    "error_propagated", "generation_error"
+)
+# what-if: the nodes (id patterns) where it consults each kind of intervention
+WHATIF_NODES = {"evidence": r"r\d+", "step": r"s\d+", "review": r"vf\d+"}
+# score -> (threshold knob, which side is good), for the what-if sliders
+THRESHOLDS = {"C": ("ct", "higher")}
 
 SOURCE = "PAR-RAG"
 

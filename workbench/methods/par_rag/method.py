@@ -23,6 +23,7 @@ Implements /work/shared/methods/par-rag.md:
 """
 from __future__ import annotations
 
+import math
 import random
 import re
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from ...knowledge.types import Hit
 from .. import common as C
 from .. import context_select as CS
 from .. import fitted
+from . import declarations as D
 from ..base import Method, RunContext
 from ..batched import batch_knob, together
 from . import prompts as P
@@ -290,6 +292,11 @@ class _Step:
     trajectory_node: str = ""
 
 
+def alpha_of(h: float, gamma: float, h0: float) -> float:
+    """PAR-RAG Eq. 9: alpha(h) = 1 / (1 + exp(gamma * (h - h0)))."""
+    return 1.0 / (1.0 + math.exp(gamma * (h - h0)))
+
+
 class ParRag(Method):
     name = "par-rag"
     title = "PAR-RAG (plan, act, review)"
@@ -301,7 +308,11 @@ class ParRag(Method):
                    "all steps at once, answers each step from dense retrieval with citations, "
                    "verifies it (C = αA + (1−α)F against ct), re-retrieves with BM25 once on "
                    "failure, refines the next sub-question, and answers from the trajectory.")
-    thresholds = {"C": ("ct", "higher")}
+    thresholds = D.THRESHOLDS
+    node_kinds = D.NODE_KINDS
+    failure_tags = D.FAILURE_TAGS
+    whatif_nodes = D.WHATIF_NODES
+    preferred = True
 
     @classmethod
     def fitted_state(cls, cfg: ParRagConfig) -> list[fitted.FitRecord]:
@@ -337,7 +348,7 @@ class ParRag(Method):
         cx = ctx.node_id("cx")
         est = yield from self._complexity(ctx, question, cx)
         h = est["hop_hat"]
-        alpha = C.alpha_of(h, cfg.gamma, cfg.h0)
+        alpha = alpha_of(h, cfg.gamma, cfg.h0)
         est["alpha"] = round(alpha, 4)
         yield T.custom("complexity_estimated", cx, **est, one_minus_alpha=round(1 - alpha, 4),
                        gamma=cfg.gamma, h0=cfg.h0)
@@ -762,7 +773,7 @@ def _parse_score(text: str) -> float | None:
 
 def alpha_table(gamma: float = 1.5, h0: float = 3.5) -> dict[int, float]:
     """α(ĥ) for ĥ = 1..4 (spec par-rag.md §3.4: 0.977, 0.905, 0.679, 0.321 with the defaults)."""
-    return {h: round(C.alpha_of(h, gamma, h0), 3) for h in (1, 2, 3, 4)}
+    return {h: round(alpha_of(h, gamma, h0), 3) for h in (1, 2, 3, 4)}
 
 
 __all__ = ["ParRag", "ParRagConfig", "alpha_table", "complexity_features", "heuristic_hops",

@@ -1,12 +1,13 @@
-"""frag train-router / route / feedback: FRAG's hop-range classifier (methods/frag_router.py)
-and the paper's batch FRAG-F (methods/frag/feedback.py)."""
+"""frag train-router / route / feedback: FRAG's hop-range classifier (``router.py``) and the
+paper's batch FRAG-F (``feedback.py``). The CLI finds this module because the package has
+one (``workbench/cli.py``)."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
 
-from ._common import add_model_args, backend_from_args, number
+from ...commands._common import add_model_args, backend_from_args, number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ..methods.frag.router import train_router
+    from .router import train_router
     _, rep = train_router(args.train, name=args.name, per_hop=args.per_hop, seed=args.seed)
     if args.json:
         print(json.dumps(rep, indent=2))
@@ -72,7 +73,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_route(args: argparse.Namespace) -> int:
-    from ..methods.frag import router as frag_router
+    from . import router as frag_router
     if args.estimator == "heuristic":
         est = frag_router.HeuristicRouter().estimate(args.question, args.threshold)
     else:
@@ -88,8 +89,8 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 
 def cmd_feedback(args: argparse.Namespace) -> int:
-    from ..config import parse_sets
-    from ..methods.frag.feedback import build_feedback_router
+    from ...config import parse_sets
+    from .feedback import build_feedback_router
     llm = backend_from_args(args)
     _, rep = build_feedback_router(
         llm, args.dataset, args.split, base=args.router, ratio=args.ratio, seed=args.seed,
