@@ -498,3 +498,84 @@ def test_attribution_scores_the_original_answer_in_each_variant_without_generati
     assert deltas["d1"] < 0 and deltas["d2"] == deltas["d3"] == 0.0, deltas
     assert res.drop_all.delta_logprob < deltas["d1"] < 0
     assert "Δ log P" in res.summary() and f"{deltas['d1']:+.2f}" in res.summary()
+
+
+def _scored_rag_backend():
+    be = ScriptedBackend()
+    be.add("Passage 1 says", "Tokyo", logprob=-0.1)     # the answer rests on d1, then d2
+    be.add("Passage 2 says", "Kyoto", logprob=-3.0)
+    return be.add("", "Nara", logprob=-5.0)
+
+
+def test_many_items_get_random_ablations_and_a_linear_surrogate(st, monkeypatch, capsys):
+    """Above loo_max items: random ablations, each a replayed what-if, and least squares on
+    the original answer's Δ log P; the weights rank the items the answer rests on, and the
+    result says which estimator made them."""
+    from workbench.analysis.attribute import LOO, SURROGATE, attribute
+    rid = original(st, "standard-rag", _scored_rag_backend(), RAG_KW, Q)
+    before = n_runs(st)
+    res = attribute(st, rid, "r2", llm=_scored_rag_backend(), build=builder(RAG_KW),
+                    loo_max=2, samples=24, seed=3)
+    assert res.estimator == SURROGATE and res.samples == 24 and res.drop_all is None
+    w = {e.evidence_id: e.weight for e in res.items}
+    assert list(w) == ["d1", "d2", "d3"]
+    assert w["d1"] > w["d2"] > abs(w["d3"]) and abs(w["d3"]) < 0.5, w
+    assert res.fit_r2 is not None and 0.5 < res.fit_r2 <= 1.0
+    assert n_runs(st) == before
+    assert f"{SURROGATE} over 24 random ablations" in res.summary()
+    # at or below loo_max: one re-run per item, as before
+    res = attribute(st, rid, "r2", llm=_scored_rag_backend(), build=builder(RAG_KW), loo_max=3)
+    assert res.estimator == LOO and res.samples == 0 and len(res.items) == 3
+    # the CLI: --loo-max and --samples, the estimator in the JSON line
+    monkeypatch.setattr("workbench.commands.whatif.backend_from_args",
+                        lambda args: _scored_rag_backend())
+    monkeypatch.setattr("workbench.analysis.attribute.whatif",
+                        _with_build(builder(RAG_KW)))
+    rid = original(Store(), "standard-rag", _scored_rag_backend(), RAG_KW, Q)   # the CLI's
+    assert main(["attribute", rid, "--node", "r2", "--loo-max", "2", "--samples", "8",
+                 "--json"]) == 0
+    js = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert js["estimator"] == SURROGATE and js["samples"] == 8
+
+
+def _with_build(build):
+    from workbench.analysis import whatif as W
+
+    def call(store, run_id, iv, **kw):
+        kw["build"] = kw.get("build") or build
+        return W.whatif(store, run_id, iv, **kw)
+    return call
+
+
+def test_answer_path_attribution_names_the_nodes_the_answer_depends_on(st, monkeypatch,
+                                                                       capsys):
+    """Standard RAG: without its one retrieval the answer changes. CRP-RAG's diamond: the
+    answer path is the nodes with evidence that the answer descends from, one what-if each,
+    most of whose calls replay."""
+    from workbench.analysis.attribute import answer_path, attribute_path
+    rid = original(st, "standard-rag", _scored_rag_backend(), RAG_KW, Q)
+    tr = st.trace(rid)
+    assert answer_path(tr) == ["r2"]
+    res = attribute_path(st, rid, llm=_scored_rag_backend(), build=builder(RAG_KW))
+    assert [n.node for n in res.nodes] == ["r2"] and res.nodes[0].items == 3
+    assert res.depends_on() == ["r2"] and res.nodes[0].effect.answer == "Nara"
+    assert res.nodes[0].effect.delta_logprob < 0
+    crp = original(st, "crp-rag", _crp(), CRP_KW, TCRP.Q)
+    ctr = st.trace(crp)
+    path = answer_path(ctr)
+    with_ev = [n for n in ctr.nodes if ctr.nodes[n].evidence]
+    assert path and set(path) <= set(with_ev) and "v2" in path
+    res = attribute_path(st, crp, llm=_crp(), build=builder(CRP_KW))
+    assert [n.node for n in res.nodes] == path
+    assert res.fresh_calls > 0 and res.replayed_calls > res.fresh_calls
+    assert "the answer depends on" in res.summary()
+    # CLI: --answer-path and --node are one or the other
+    monkeypatch.setattr("workbench.commands.whatif.backend_from_args",
+                        lambda args: _scored_rag_backend())
+    monkeypatch.setattr("workbench.analysis.attribute.whatif", _with_build(builder(RAG_KW)))
+    rid = original(Store(), "standard-rag", _scored_rag_backend(), RAG_KW, Q)   # the CLI's
+    assert main(["attribute", rid, "--answer-path", "--json"]) == 0
+    js = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert js["nodes"][0]["node"] == "r2" and js["nodes"][0]["effect"]["answer_changed"]
+    with pytest.raises(SystemExit):
+        main(["attribute", rid, "--answer-path", "--node", "r2"])

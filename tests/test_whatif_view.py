@@ -380,3 +380,15 @@ def test_the_counterfactual_graph_grows_on_the_page_while_it_runs(ui):
         gate.set()
     assert job.join(30) and job.status == "done", job.error
     assert WV.live_counts(T.Trace.fold(job.live))["fresh"] == job.result.fresh_calls
+
+
+def test_surrogate_rows_carry_the_weight_and_colour_by_it():
+    from workbench.analysis.attribute import SURROGATE, Attribution, ItemEffect
+    att = Attribution("run_x", "s0", "toy", "Tokyo", True, estimator=SURROGATE, samples=20,
+                      fit_r2=0.9, scored_output="Tokyo")
+    att.items = [ItemEffect(pid, f"Doc {pid}", None, False, None, False, 0, 0, "", None, w)
+                 for pid, w in (("p1", 2.4), ("p2", 0.3), ("p3", -0.1))]
+    rows = WV.attribution_rows(att)
+    assert [r["heat"] for r in rows] == ["answer", "none", "none"]
+    assert [r["weight (Δ log-prob kept)"] for r in rows] == [2.4, 0.3, -0.1]
+    assert all("answer changes" not in r for r in rows)     # not measured one by one

@@ -1,5 +1,5 @@
-"""Evidence attribution by leave-one-out: which of a node's evidence items the answer
-depends on.
+"""Evidence attribution: which of a node's evidence items, and which nodes of the answer's
+path, the answer depends on.
 
 For each evidence item of the node (a passage id, a KG triple or path id; for KG nodes only
 the items the method kept), one what-if drops that item alone (analysis/whatif.py), and one
@@ -7,6 +7,13 @@ more drops them all. Each re-runs behind CallReplay of the run's own calls, so i
 the calls downstream of the node. Per item: whether the final answer changes and whether
 its correctness (against the stored gold) changes. The variants are not stored unless asked
 (``write=True``): they are measurements of the run, not runs of their own.
+
+A node with more items than ``loo_max`` gets random ablations instead (each item kept with
+probability 1/2, ``samples`` of them) and a linear surrogate fitted to the teacher-forced
+log-probability of the original answer (ContextCite's estimator, least squares here): an
+item's weight is how much keeping it raises that log-probability. The result says which
+estimator was used. :func:`attribute_path` drops all evidence of each node on the answer's
+path, one node at a time: which nodes the answer depends on.
 """
 from __future__ import annotations
 
@@ -14,8 +21,15 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import random
+
+import numpy as np
+
 from ..methods.intervene import Intervention
 from .whatif import Build, WhatIfError, answer_call, check, node_hits, whatif
+
+LOO = "leave-one-out"
+SURROGATE = "linear surrogate"
 
 
 @dataclass
@@ -33,6 +47,10 @@ class ItemEffect:
     # the original run, both teacher-forced: how much less (negative) the model would say the
     # original answer without this evidence, even when its greedy answer does not change
     delta_logprob: float | None = None
+    # surrogate estimator only: the fitted change in that log-probability from keeping the
+    # item (answer_changed / correctness_changed then say what dropping it alone would need
+    # a run of its own to tell, and are False)
+    weight: float | None = None
 
 
 @dataclass
@@ -49,6 +67,9 @@ class Attribution:
     stored: bool = False
     answer_logprob: float | None = None   # the original answer's, teacher-forced in its call
     scored_output: str | None = None      # the text that was scored (that call's output)
+    estimator: str = LOO                  # LOO, or SURROGATE over `samples` random ablations
+    samples: int = 0
+    fit_r2: float | None = None           # the surrogate's fit to its samples
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,19 +80,27 @@ class Attribution:
     def summary(self) -> str:
         def ok(c: bool | None) -> str:
             return "-" if c is None else ("correct" if c else "wrong")
-        lines = [f"leave-one-out over the {len(self.items)} evidence item(s) of node "
+        how = (f"{LOO} over the {len(self.items)}" if self.estimator == LOO else
+               f"{SURROGATE} over {self.samples} random ablations of the {len(self.items)}")
+        lines = [f"{how} evidence item(s) of node "
                  f"{self.node} of run {self.run_id} ({self.method}); answer {self.answer!r} "
-                 f"({ok(self.correct)})",
+                 f"({ok(self.correct)})"
+                 + (f"; fit R² {self.fit_r2:.2f}" if self.fit_r2 is not None else ""),
                  f"{'evidence':40s} {'answer changes':>14s} {'correctness':>12s} "
                  f"{'Δ log P':>8s}  answer"]
-        for e in self.items + ([self.drop_all] if self.drop_all else []):
+        if self.estimator == SURROGATE:
+            lines[1] = f"{'evidence':40s} {'weight (Δ log P kept)':>22s}"
+            for e in self.items:
+                lines.append(f"{e.evidence_id[:40]:40s} {e.weight:>+22.3f}")
+        for e in ([] if self.estimator == SURROGATE else self.items) + (
+                [self.drop_all] if self.drop_all else []):
             name = "(all dropped)" if e.evidence_id == "*" else e.evidence_id
             lines.append(f"{name[:40]:40s} {'yes' if e.answer_changed else 'no':>14s} "
                          f"{('changes' if e.correctness_changed else ok(e.correct)):>12s} "
                          f"{'' if e.delta_logprob is None else f'{e.delta_logprob:+.2f}':>8s}  "
                          f"{(e.answer or '')[:60]!r}")
         lines.append(f"calls: {self.fresh_calls} fresh, {self.replayed_calls} replayed over "
-                     f"{len(self.items) + (1 if self.drop_all else 0)} variants")
+                     f"{self.samples or len(self.items) + (1 if self.drop_all else 0)} variants")
         return "\n".join(lines)
 
 
@@ -81,8 +110,11 @@ def evidence_items(node: Any) -> list[tuple[str, str]]:
 
 
 def attribute(store: Any, run_id: str, node: str, *, llm: Any, build: Build | None = None,
-              write: bool = False, limit: int | None = None) -> Attribution:
-    """Leave-one-out over ``node``'s evidence (at most ``limit`` items), then all dropped."""
+              write: bool = False, limit: int | None = None, loo_max: int = 12,
+              samples: int | None = None, seed: int = 0) -> Attribution:
+    """Leave-one-out over ``node``'s evidence (at most ``limit`` items), then all dropped;
+    above ``loo_max`` items, a linear surrogate over ``samples`` random ablations (default
+    twice the items), when the backend can score the original answer."""
     run, _, tr = check(store, run_id, Intervention(node), model=llm.info)
     items = evidence_items(tr.nodes[node])
     if not items:
@@ -92,31 +124,161 @@ def attribute(store: Any, run_id: str, node: str, *, llm: Any, build: Build | No
     items = items[:limit] if limit else items
     ans = tr.answer or {}
     out = Attribution(run_id, node, tr.method, ans.get("text"), None, stored=write)
-    variants = [([pid], pid, title) for pid, title in items]
-    if len(items) > 1:
-        variants.append(([pid for pid, _ in items], "*", ""))
     base = answer_call(tr)
     if base is not None:
         out.scored_output = base["output"]
         out.answer_logprob = _logprob(llm, base["prompt"], base["output"])
-    for drop, key, title in variants:
-        res = whatif(store, run_id, Intervention(node, drop=drop), llm=llm, build=build,
-                     write=write)
+
+    def variant(drop: list[str], key: str, title: str) -> ItemEffect:
+        eff, res = _effect(store, run_id, Intervention(node, drop=drop), key, title, llm=llm,
+                           build=build, write=write, base=base, base_lp=out.answer_logprob)
         out.correct = res.parent_correct
-        delta = None
-        if out.answer_logprob is not None and res.answer_call is not None:
-            lp = _logprob(llm, res.answer_call["prompt"], base["output"])
-            delta = None if lp is None else round(lp - out.answer_logprob, 4)
-        eff = ItemEffect(key, title, res.answer, res.answer_changed, res.correct,
-                         res.correct != res.parent_correct, res.fresh_calls,
-                         res.replayed_calls, res.run_id, delta)
         out.fresh_calls += res.fresh_calls
         out.replayed_calls += res.replayed_calls
-        if key == "*":
-            out.drop_all = eff
-        else:
-            out.items.append(eff)
+        return eff
+
+    if len(items) > loo_max and out.answer_logprob is not None:
+        _surrogate(out, items, variant, samples or 2 * len(items), seed)
+        return out
+    for pid, title in items:
+        out.items.append(variant([pid], pid, title))
+    if len(items) > 1:
+        out.drop_all = variant([pid for pid, _ in items], "*", "")
     return out
+
+
+def _surrogate(out: Attribution, items: list[tuple[str, str]], variant: Any, n: int,
+               seed: int) -> None:
+    """Random ablations (each item kept with probability 1/2) and a least-squares fit of the
+    original answer's Δ log-probability on which items were kept."""
+    rng = random.Random(seed)
+    ids = [pid for pid, _ in items]
+    masks, ys = [], []
+    for i in range(n):
+        keep = [rng.random() < 0.5 for _ in ids]
+        if all(keep):               # nothing dropped: the original run, Δ = 0 by definition
+            masks.append(keep)
+            ys.append(0.0)
+            continue
+        eff = variant([pid for pid, k in zip(ids, keep) if not k], f"~{i}", "")
+        if eff.delta_logprob is None:
+            continue
+        masks.append(keep)
+        ys.append(eff.delta_logprob)
+    x = np.column_stack([np.ones(len(masks)), np.asarray(masks, dtype=float)])
+    y = np.asarray(ys, dtype=float)
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    pred = x @ coef
+    ss = float(((y - y.mean()) ** 2).sum())
+    out.estimator, out.samples = SURROGATE, len(ys)
+    out.fit_r2 = round(1.0 - float(((y - pred) ** 2).sum()) / ss, 4) if ss > 0 else None
+    out.items = [ItemEffect(pid, title, None, False, None, False, 0, 0, "",
+                            None, round(float(w), 4))
+                 for (pid, title), w in zip(items, coef[1:])]
+
+
+@dataclass
+class NodeEffect:
+    node: str
+    kind: str
+    text: str
+    items: int                  # evidence items the node kept
+    effect: ItemEffect          # the variant that drops all of them
+
+
+@dataclass
+class PathAttribution:
+    run_id: str
+    method: str
+    answer: str | None
+    correct: bool | None
+    nodes: list[NodeEffect] = field(default_factory=list)
+    fresh_calls: int = 0
+    replayed_calls: int = 0
+    answer_logprob: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def json_line(self) -> str:
+        return json.dumps(self.to_dict(), default=str)
+
+    def depends_on(self) -> list[str]:
+        """Nodes without whose evidence the answer changes (the overlay's nodes)."""
+        return [n.node for n in self.nodes if n.effect.answer_changed]
+
+    def summary(self) -> str:
+        lines = [f"answer path of run {self.run_id} ({self.method}): all evidence of one node "
+                 f"dropped at a time; answer {self.answer!r}",
+                 f"{'node':8s} {'kind':10s} {'items':>5s} {'answer changes':>14s} "
+                 f"{'correctness':>12s} {'Δ log P':>8s}  answer without its evidence"]
+        for n in self.nodes:
+            e = n.effect
+            lines.append(f"{n.node[:8]:8s} {n.kind[:10]:10s} {n.items:>5d} "
+                         f"{'yes' if e.answer_changed else 'no':>14s} "
+                         f"{'changes' if e.correctness_changed else '-':>12s} "
+                         f"{'' if e.delta_logprob is None else f'{e.delta_logprob:+.2f}':>8s}  "
+                         f"{(e.answer or '')[:50]!r}")
+        lines.append(f"the answer depends on: {', '.join(self.depends_on()) or 'none of them'}; "
+                     f"calls: {self.fresh_calls} fresh, {self.replayed_calls} replayed")
+        return "\n".join(lines)
+
+
+def answer_path(tr: Any) -> list[str]:
+    """Nodes with evidence that the answer node descends from (itself included), in the
+    order the run made them; every node with evidence when the answer names no node."""
+    nid = (tr.answer or {}).get("node_id")
+    with_ev = [n for n in tr.nodes if evidence_items(tr.nodes[n])]
+    if not nid or nid not in tr.nodes:
+        return with_ev
+    seen, todo = set(), [nid]
+    while todo:
+        n = todo.pop()
+        if n in seen or n not in tr.nodes:
+            continue
+        seen.add(n)
+        todo.extend(tr.nodes[n].parents)
+    return [n for n in with_ev if n in seen] or with_ev
+
+
+def attribute_path(store: Any, run_id: str, *, llm: Any, build: Build | None = None,
+                   write: bool = False) -> PathAttribution:
+    """One what-if per node on the answer's path: all of its evidence dropped."""
+    _, _, tr = check(store, run_id, None, model=llm.info)
+    nodes = answer_path(tr)
+    if not nodes:
+        raise WhatIfError(f"run {run_id} kept no evidence on any node: nothing to attribute "
+                          f"the answer to")
+    ans = tr.answer or {}
+    out = PathAttribution(run_id, tr.method, ans.get("text"), None)
+    base = answer_call(tr)
+    if base is not None:
+        out.answer_logprob = _logprob(llm, base["prompt"], base["output"])
+    for nid in nodes:
+        ids = [pid for pid, _ in evidence_items(tr.nodes[nid])]
+        eff, res = _effect(store, run_id, Intervention(nid, drop=ids), "*", "", llm=llm,
+                           build=build, write=write, base=base, base_lp=out.answer_logprob)
+        out.correct = res.parent_correct
+        out.fresh_calls += res.fresh_calls
+        out.replayed_calls += res.replayed_calls
+        n = tr.nodes[nid]
+        out.nodes.append(NodeEffect(nid, n.kind, n.text or "", len(ids), eff))
+    return out
+
+
+def _effect(store: Any, run_id: str, iv: Intervention, key: str, title: str, *, llm: Any,
+            build: Build | None, write: bool, base: dict[str, Any] | None,
+            base_lp: float | None) -> tuple[ItemEffect, Any]:
+    """One what-if and what it did to the answer, with the teacher-forced change in the
+    log-probability of the original answer's output (``base``, scored ``base_lp``)."""
+    res = whatif(store, run_id, iv, llm=llm, build=build, write=write)
+    delta = None
+    if base_lp is not None and res.answer_call is not None:
+        lp = _logprob(llm, res.answer_call["prompt"], base["output"])
+        delta = None if lp is None else round(lp - base_lp, 4)
+    return ItemEffect(key, title, res.answer, res.answer_changed, res.correct,
+                      res.correct != res.parent_correct, res.fresh_calls,
+                      res.replayed_calls, res.run_id, delta), res
 
 
 def _logprob(llm: Any, prompt: str, continuation: str) -> float | None:

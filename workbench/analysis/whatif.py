@@ -187,10 +187,11 @@ def run_calls(events: list[Event]) -> list[dict[str, Any]]:
     return calls
 
 
-def check(store: Any, run_id: str, iv: Intervention, *, model: Any = None
+def check(store: Any, run_id: str, iv: Intervention | None, *, model: Any = None
           ) -> tuple[dict[str, Any], list[Event], Trace]:
     """The run, its events and trace, or a WhatIfError saying what is wrong with the
-    request. ``model``: the loaded backend's ModelInfo (None: not checked yet)."""
+    request. ``model``: the loaded backend's ModelInfo (None: not checked yet); ``iv``
+    None checks the run alone."""
     run = store.get_run(run_id)
     if run is None:
         raise WhatIfError(f"no run {run_id!r}; `python -m workbench runs list` shows the "
@@ -212,6 +213,8 @@ def check(store: Any, run_id: str, iv: Intervention, *, model: Any = None
     if model is not None:
         check_model(run, model)
     tr = Trace.fold(events)
+    if iv is None:
+        return run, events, tr
     if iv.node not in tr.nodes:
         raise WhatIfError(f"run {run_id} has no node {iv.node!r}; its nodes: "
                           f"{_short(list(tr.nodes))}")

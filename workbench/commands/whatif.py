@@ -32,11 +32,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_whatif)
 
     p = sub.add_parser(
-        "attribute", help="leave-one-out over a node's evidence: per item, does the answer "
-        "or its correctness change (each a replayed what-if)")
+        "attribute", help="leave-one-out over a node's evidence, or over the nodes of the "
+        "answer's path: per item, does the answer or its correctness change (each a replayed "
+        "what-if)")
     p.add_argument("run_id", metavar="RUN_ID", help="the stored run (`runs list`)")
-    p.add_argument("--node", required=True, help="the node whose evidence is attributed")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--node", help="the node whose evidence is attributed")
+    which.add_argument("--answer-path", action="store_true",
+                       help="drop all evidence of one node of the answer's path at a time: "
+                            "which nodes the answer depends on")
     p.add_argument("--limit", type=number(int, 1), help="at most this many evidence items")
+    p.add_argument("--loo-max", type=number(int, 1), default=12,
+                   help="above this many items, random ablations and a linear surrogate "
+                        "instead of one re-run per item (default 12)")
+    p.add_argument("--samples", type=number(int, 2),
+                   help="random ablations of the surrogate (default: twice the items)")
     p.add_argument("--keep-runs", action="store_true",
                    help="store each variant as a run with parent_run_id (default: not stored)")
     p.add_argument("--json", action="store_true", help="a JSON summary as the last line")
@@ -59,13 +69,18 @@ def cmd_whatif(args: argparse.Namespace) -> int:
 
 
 def cmd_attribute(args: argparse.Namespace) -> int:
-    from ..analysis.attribute import attribute
+    from ..analysis.attribute import attribute, attribute_path
     from ..analysis.whatif import check
     from ..methods.intervene import Intervention
     st = Store()
-    check(st, args.run_id, Intervention(args.node))     # before the model loads
-    res = attribute(st, args.run_id, args.node, llm=backend_from_args(args),
-                    write=args.keep_runs, limit=args.limit)
+    # bad input fails before the model loads
+    check(st, args.run_id, None if args.answer_path else Intervention(args.node))
+    if args.answer_path:
+        res = attribute_path(st, args.run_id, llm=backend_from_args(args), write=args.keep_runs)
+    else:
+        res = attribute(st, args.run_id, args.node, llm=backend_from_args(args),
+                        write=args.keep_runs, limit=args.limit, loo_max=args.loo_max,
+                        samples=args.samples)
     print(res.summary())
     if args.json:
         print(res.json_line())

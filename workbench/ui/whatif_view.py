@@ -427,9 +427,20 @@ HEAT = {"both": ("#fecaca", "#b91c1c", "answer and its correctness change withou
         "none": ("#f3f4f6", "#9ca3af", "no change without it")}
 
 
+# a surrogate weight this large: keeping the item makes the original answer e^1 times as
+# likely or more, as much as an answer change usually costs it
+SURROGATE_HOT = 1.0
+
+
 def attribution_rows(att: Any) -> list[dict[str, Any]]:
     """One row per evidence item (then "all dropped"), from
-    :class:`workbench.analysis.attribute.Attribution`."""
+    :class:`workbench.analysis.attribute.Attribution`; a surrogate's rows carry the fitted
+    weight instead of what one re-run without the item did."""
+    from ..analysis.attribute import SURROGATE
+    if getattr(att, "estimator", None) == SURROGATE:
+        return [{"evidence": e.evidence_id, "title": e.title,
+                 "heat": "answer" if (e.weight or 0.0) >= SURROGATE_HOT else "none",
+                 "weight (Δ log-prob kept)": e.weight} for e in att.items]
     rows = []
     for e in list(att.items) + ([att.drop_all] if att.drop_all else []):
         level = "both" if e.correctness_changed else "answer" if e.answer_changed else "none"
@@ -446,21 +457,38 @@ def attribution_rows(att: Any) -> list[dict[str, Any]]:
 
 def heat_strip(att: Any) -> list[dict[str, Any]]:
     """A strip of one cell per evidence item, coloured by what dropping it alone does to the
-    final answer, and the table behind it (every text escaped)."""
+    final answer (or by its surrogate weight), and the table behind it (every text escaped)."""
+    from ..analysis.attribute import SURROGATE
     from ..viz.safe import esc
     from . import widgets as W
     rows = attribution_rows(att)
+    surrogate = getattr(att, "estimator", None) == SURROGATE
+    heat = ({"answer": (*HEAT["answer"][:2], f"the answer rests on it (weight ≥ {SURROGATE_HOT:g})"),
+             "none": (*HEAT["none"][:2], f"weight below {SURROGATE_HOT:g}")}
+            if surrogate else HEAT)
     cells = "".join(
-        f'<span class="wb-attr-cell" title="{esc(r["title"] + " · " + HEAT[r["heat"]][2])}" '
+        f'<span class="wb-attr-cell" title="{esc(r["title"] + " · " + heat[r["heat"]][2])}" '
         f'style="display:inline-block;min-width:44px;margin:0 3px 3px 0;padding:2px 6px;'
-        f'font-size:12px;border-radius:3px;background:{HEAT[r["heat"]][0]};'
-        f'border:2px solid {HEAT[r["heat"]][1]}">{esc(shorten(r["evidence"], 24))}</span>'
+        f'font-size:12px;border-radius:3px;background:{heat[r["heat"]][0]};'
+        f'border:2px solid {heat[r["heat"]][1]}">{esc(shorten(r["evidence"], 24))}</span>'
         for r in rows)
-    st.markdown("**What the answer depends on** (leave-one-out over this node's evidence)")
+    st.markdown("**What the answer depends on** ("
+                + (f"linear surrogate over {att.samples} random ablations of this node's "
+                   f"{len(rows)} evidence items" if surrogate else
+                   "leave-one-out over this node's evidence") + ")")
     st.html(f'<div class="wb-attr-strip">{cells}</div>')
-    W.legend([(k, lab, fill, border, False) for k, (fill, border, lab) in HEAT.items()])
+    W.legend([(k, lab, fill, border, False) for k, (fill, border, lab) in heat.items()])
     st.dataframe([{k: v for k, v in r.items() if k != "heat"} for r in rows],
                  hide_index=True, width="stretch")
+    if surrogate:
+        st.caption(f"{att.fresh_calls} fresh and {att.replayed_calls} replayed calls over "
+                   f"{att.samples} re-runs, each keeping every item with probability 1/2; none "
+                   f"stored. Weight: the fitted change in the log-probability of the original "
+                   f"answer (“{md_escape(shorten(att.scored_output or '', 60))}”, "
+                   f"teacher-forced) from keeping the item, in nats; at {SURROGATE_HOT:g} or "
+                   f"more it is coloured as an item the answer rests on"
+                   + (f" (fit R² {att.fit_r2:.2f})." if att.fit_r2 is not None else "."))
+        return rows
     measured = any(r["Δ log-prob"] is not None for r in rows)
     st.caption(f"{att.fresh_calls} fresh and {att.replayed_calls} replayed calls over "
                f"{len(rows)} re-runs; none stored."
