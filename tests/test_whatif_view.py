@@ -392,3 +392,41 @@ def test_surrogate_rows_carry_the_weight_and_colour_by_it():
     assert [r["heat"] for r in rows] == ["answer", "none", "none"]
     assert [r["weight (Δ log-prob kept)"] for r in rows] == [2.4, 0.3, -0.1]
     assert all("answer changes" not in r for r in rows)     # not measured one by one
+
+
+def _path_attribution(at):
+    at.button(key="runs__cf_path").click().run()
+    job = at.session_state["runs__cf_job"]
+    assert job.join(30) and job.status == "done", job.error
+    at.run()
+    at.run()
+    no_errors(at)
+    table = next(d.value for d in at.dataframe if "answer without its evidence" in d.value.columns)
+    view = at.session_state["runs__cf_pathgraph__view"]
+    return table, [n["id"] for n in view["nodes"] if "⇐ answer depends" in n["label"]], view
+
+
+def test_which_nodes_the_answer_depends_on_is_marked_on_the_graph(ui):
+    """One re-run per node of the answer's path without any of its evidence, nothing stored.
+    The toy's answer reads only the evidence ids: with the default rules it goes wrong when
+    they do not start with p1, which no single node's drop causes (the next step's p1 comes
+    first); with a rule that wants all six ids, every step holds it up."""
+    import re
+    from workbench.ui.backend import DemoScriptedBackend
+    rid = stored_run()
+    before = n_runs()
+    table, marked, view = _path_attribution(app("pages/runs.py", run=rid))
+    assert n_runs() == before
+    assert list(table["node"]) == ["s0", "s1", "s2"]
+    assert list(table["answer changes"]) == ["no", "no", "no"] and marked == []
+    six = [{"match": r"final answer: .*\| evidence: (?:\S+ ){0,4}\S+$", "regex": True,
+            "text": WRONG, "logprob": -0.3}] + S.scripted_rules()
+    be = DemoScriptedBackend.from_table(six, default="I don't know.")
+    backend.set_override(be)
+    rid = stored_run(DemoScriptedBackend.from_table(six, default="I don't know."))
+    at = app("pages/runs.py", run=rid)
+    table, marked, view = _path_attribution(at)
+    assert list(table["answer changes"]) == ["yes", "yes", "yes"]
+    assert marked == ["s0", "s1", "s2"]
+    assert any(k == "depends" for k, *_ in view["legend"])
+    assert any(re.search(r"without the evidence of s0, s1, s2", c.value) for c in at.caption)

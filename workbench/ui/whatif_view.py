@@ -112,6 +112,10 @@ def passage_lookup(dataset: str | None) -> Callable[[str], Any] | None:
     return by_id.get
 
 
+JOB_WORDS = {"whatif": "counterfactual", "attribute": "attribution",
+             "answer_path": "attribution of the answer's path"}
+
+
 class CounterfactualJob:
     """One what-if in a background thread: its turn in the model's line, then the re-run."""
 
@@ -119,7 +123,8 @@ class CounterfactualJob:
                  kind: str = "whatif"):
         self.store, self.run_id, self.iv, self.llm, self.settings = \
             store, run_id, iv, llm, settings
-        self.kind = kind               # whatif | attribute (leave-one-out over iv.node)
+        # whatif | attribute (leave-one-out over iv.node) | answer_path (one node at a time)
+        self.kind = kind
         self.status = "pending"        # pending | waiting | running | done | failed | cancelled
         self.error: str | None = None
         self.result: WhatIfResult | None = None
@@ -150,8 +155,7 @@ class CounterfactualJob:
         from ..llm.locked import WaitCancelled
         queue = getattr(self.llm, "queue", None)
         if queue is not None:
-            t = queue.join("run", f"{'attribution' if self.kind == 'attribute' else 'counterfactual'}"
-                                  f" of {self.run_id}")
+            t = queue.join("run", f"{JOB_WORDS[self.kind]} of {self.run_id}")
             if t.granted is None:
                 self.ticket, self.status = t, "waiting"
                 try:
@@ -165,6 +169,12 @@ class CounterfactualJob:
         self.status = "running"
         try:
             run = self.store.get_run(self.run_id) or {}
+            if self.kind == "answer_path":
+                from ..analysis.attribute import attribute_path
+                self.result = attribute_path(self.store, self.run_id, llm=self.llm,
+                                             build=make_build())
+                self.status = "done"
+                return
             if self.kind == "attribute":
                 from ..analysis.attribute import attribute
                 self.result = attribute(self.store, self.run_id, self.iv.node, llm=self.llm,
@@ -260,6 +270,17 @@ def form(store: Any, run: dict[str, Any], tr: Trace, *, key: str, method_cls: An
     st.caption("Change one node and re-run the method behind this run's stored calls: every "
                "call the change does not reach is replayed, only the calls after it run on "
                "the model. The result is a new run; this one is kept.")
+    path = ss.get(f"{key}__cf_path_{run_id}")
+    if path is not None:
+        path_overlay(path, tr, key=key)
+    elif st.button("Which nodes does the answer depend on?", key=f"{key}__cf_path",
+                   disabled=busy,
+                   help="Drops all evidence of one node of the answer's path at a time, each "
+                        "a re-run behind the stored calls; marks the nodes without whose "
+                        "evidence the answer changes. Nothing is stored."):
+        if not busy:
+            start(store, run_id, Intervention((tr.answer or {}).get("node_id") or ids[-1]),
+                  key=key, kind="answer_path")
     nkey = f"{key}__cf_node_{run_id}"
     want = ss.pop(f"{key}__cf_want_{run_id}", None)
     follow = f"{key}__cf_follow_{run_id}"
@@ -378,11 +399,11 @@ def _job_panel(job: CounterfactualJob, *, key: str) -> None:
                 if st.button("Cancel", key=f"{key}__cf_cancel"):
                     job.cancel()
             else:
-                what = "attribution" if job.kind == "attribute" else "counterfactual"
-                st.info(f"Running the {what} on node {md_escape(job.iv.node)}… "
+                where = "" if job.kind == "answer_path" else f" on node {md_escape(job.iv.node)}"
+                st.info(f"Running the {JOB_WORDS[job.kind]}{where}… "
                         f"({time.monotonic() - job.started:.0f} s)",
                         icon=":material/progress_activity:")
-                if job.kind != "attribute" and job.live:
+                if job.kind == "whatif" and job.live:
                     _live_graph(job, key=key)
             return
         if not job.opened:         # it ended since the page was drawn: redraw all of it
@@ -390,6 +411,8 @@ def _job_panel(job: CounterfactualJob, *, key: str) -> None:
             if job.status == "done" and job.result is not None:
                 if job.kind == "attribute":
                     st.session_state[f"{key}__cf_attr_{job.run_id}_{job.iv.node}"] = job.result
+                elif job.kind == "answer_path":
+                    st.session_state[f"{key}__cf_path_{job.run_id}"] = job.result
                 else:
                     open_run(key, job.result.run_id, job.iv.node)
             st.rerun(scope="app")
@@ -421,6 +444,37 @@ def _live_graph(job: CounterfactualJob, *, key: str) -> None:
 
 
 # ------------------------------------------------------------------ attribution
+
+def path_rows(pa: Any) -> list[dict[str, Any]]:
+    """One row per node of the answer's path, from
+    :class:`workbench.analysis.attribute.PathAttribution`."""
+    rows = []
+    for n in pa.nodes:
+        e = n.effect
+        rows.append({"node": n.node, "kind": n.kind, "step": shorten(n.text, 60),
+                     "evidence items": n.items,
+                     "answer changes": "yes" if e.answer_changed else "no",
+                     "correctness changes": "yes" if e.correctness_changed else "no",
+                     "Δ log-prob": e.delta_logprob,
+                     "answer without its evidence": shorten(e.answer, 80),
+                     "fresh calls": e.fresh_calls})
+    return rows
+
+
+def path_overlay(pa: Any, tr: Trace, *, key: str) -> None:
+    """The run's graph with the nodes the answer depends on marked, and the table behind
+    it (every text escaped by the table and the graph component)."""
+    from . import widgets as W
+    dep = pa.depends_on()
+    st.markdown("**Which nodes the answer depends on** (all evidence of one node of the "
+                "answer's path dropped at a time)")
+    W.draw_graph(tr, key=f"{key}__cf_pathgraph", height=360, depends=dep)
+    st.dataframe(path_rows(pa), hide_index=True, width="stretch")
+    st.caption((f"The answer changes without the evidence of {md_escape(', '.join(dep))}. "
+                if dep else "No single node's evidence changes the answer on its own. ")
+               + f"{pa.fresh_calls} fresh and {pa.replayed_calls} replayed calls over "
+               f"{len(pa.nodes)} re-runs; none stored.")
+
 
 HEAT = {"both": ("#fecaca", "#b91c1c", "answer and its correctness change without it"),
         "answer": ("#fed7aa", "#c2410c", "the answer changes without it"),

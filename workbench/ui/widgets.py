@@ -185,7 +185,8 @@ def status_line(summary: dict[str, Any], *, status: str, elapsed_s: float,
 def draw_graph(trace: Any, *, key: str, view: str | None = None, whatif: Any = None,
                badges: dict[str, list[str]] | None = None, height: int = 520,
                empty: str = "The graph appears here as the method runs.",
-               triage: Any = None, min_scale: float | None = None) -> str | None:
+               triage: Any = None, min_scale: float | None = None,
+               depends: list[str] | None = None) -> str | None:
     """Draw the trace (``triage``: a Triage whose gold markers and breaking node are
     drawn; ``min_scale``: the least zoom after fitting, so labels stay readable in a narrow
     column); returns a node id when the user clicked one since the last call."""
@@ -197,7 +198,8 @@ def draw_graph(trace: Any, *, key: str, view: str | None = None, whatif: Any = N
     sel = st.session_state.get(f"{key}__node")
     v = view or (trace.meta or {}).get("view") or "graph"
     data = build_view(trace, view=v, whatif=whatif, badges=badges, selected=sel,
-                      triage=triage.overlay() if triage is not None else None)
+                      triage=triage.overlay() if triage is not None else None,
+                      depends=depends)
     if min_scale:
         data["min_scale"] = min_scale
     st.session_state[f"{key}__view"] = data          # tests and exports read this

@@ -22,8 +22,9 @@ from . import layout
 from .inspect import fmt_score, main_score, node_call_ids
 from .names import KIND_PREFIX, badge_legend, kind_name
 from .safe import esc, json_for_script, label_esc, shorten, wrap
-from .style import (ANNOTATION_BORDER, BREAK_BORDER, GOLD_BORDER, SELECTED_BORDER, WHATIF_FAIL,
-                    WHATIF_PASS, legend_items, shape_for, style_for)
+from .style import (ANNOTATION_BORDER, BREAK_BORDER, DEPENDS_BORDER, GOLD_BORDER,
+                    SELECTED_BORDER, WHATIF_FAIL, WHATIF_PASS, legend_items, shape_for,
+                    style_for)
 from .whatif import PRUNED_PATH_STATES, SELECTED_PATH_STATES, WhatIf
 
 MAX_NODES = 300
@@ -78,9 +79,13 @@ def _path_class(state: str) -> str:
 def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
                badges: dict[str, list[str]] | None = None, selected: str | None = None,
                max_nodes: int = MAX_NODES, label_width: int = 22,
-               triage: dict[str, Any] | None = None) -> dict[str, Any]:
+               triage: dict[str, Any] | None = None,
+               depends: list[str] | None = None) -> dict[str, Any]:
     """vis-network nodes/edges for a trace; see the module docstring. ``triage`` is
-    :meth:`workbench.triage.Triage.overlay`: gold markers and the breaking node."""
+    :meth:`workbench.triage.Triage.overlay`: gold markers and the breaking node;
+    ``depends``: the nodes without whose evidence the answer changes (answer-path
+    attribution), marked ⇐."""
+    depends_on = set(depends or ())
     badges = badges or {}
     gold = (triage or {}).get("gold") or {}
     breaking = (triage or {}).get("break")
@@ -140,6 +145,8 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
             extra.append("✖ breaks here")
         if whatif is not None and nid in whatif.changed:
             extra.append("Δ")
+        if nid in depends_on:
+            extra.append("⇐ answer depends")
         full_label = label_esc(label) + ("\n" + label_esc(" · ".join(extra)) if extra else "")
         border = st.border
         width = st.border_width
@@ -149,6 +156,8 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
             border, width = GOLD_BORDER, max(width, 4)
         if nid == breaking:
             border, width = BREAK_BORDER, 6
+        if nid in depends_on:
+            border, width = DEPENDS_BORDER, max(width, 5)
         if nid == selected:
             border, width = SELECTED_BORDER, 5
         tip = node_tip(trace, n, badges.get(nid), triage)
@@ -199,9 +208,12 @@ def build_view(trace: Any, *, view: str = "graph", whatif: WhatIf | None = None,
         legend.append(("gold", "★ holds gold evidence", "#ffffff", GOLD_BORDER, False))
     if breaking in shown:
         legend.append(("break", "✖ chain breaks here", "#ffffff", BREAK_BORDER, False))
-    # the badges after the labels (⊕2, ⚑1, Δ), in words; ★ and ✖ are listed above
+    if depends_on & shown:
+        legend.append(("depends", "⇐ the answer changes without this node's evidence",
+                       "#ffffff", DEPENDS_BORDER, False))
+    # the badges after the labels (⊕2, ⚑1, Δ), in words; ★, ✖ and ⇐ are listed above
     for badge, meaning in badge_legend([n["label"] for n in vis_nodes]):
-        if badge not in ("★", "✖"):
+        if badge not in ("★", "✖", "⇐"):
             legend.append((f"badge{badge}", f"{badge} {meaning}", "#ffffff", "#e5e7eb", False))
     return {"nodes": vis_nodes, "edges": vis_edges, "view": view, "legend": legend,
             "hidden": hidden, "selected": selected}

@@ -91,6 +91,7 @@ BADGES = {
     "★": "holds gold evidence (hops found / hops of the question)",
     "✖": "the reasoning chain breaks here",
     "Δ": "changed by the what-if thresholds",
+    "⇐": "the answer changes without this node's evidence (attribution)",
 }
 
 

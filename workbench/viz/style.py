@@ -47,6 +47,7 @@ ANNOTATION_BORDER = "#7c3aed"
 SELECTED_BORDER = "#f59e0b"
 GOLD_BORDER = "#b45309"        # a node whose retrievals hold gold evidence (triage)
 BREAK_BORDER = "#e11d48"       # the node where the chain broke (triage)
+DEPENDS_BORDER = "#c2410c"     # the answer changes without this node's evidence (attribution)
 
 # Node shapes by kind (vis-network shapes); unknown kinds are boxes. Only shapes that draw
 # their label inside: vis draws a diamond's, dot's, star's or triangle's label below the
