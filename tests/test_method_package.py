@@ -248,3 +248,17 @@ def test_stored_runs_hold_only_their_methods_declared_node_kinds():
         assert kinds <= set(ms[method].node_kinds), (f.name, kinds - set(ms[method].node_kinds))
         seen.add(method)
     assert seen == set(ms)
+
+
+def test_the_methods_path_variable_registers_a_folder(tmp_path):
+    pkg = tmp_path / "first_hit_toy"
+    pkg.mkdir()
+    for name, text in TOY.items():
+        (pkg / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    import os
+    env = {**os.environ, "WORKBENCH_METHODS_PATH": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", "from workbench.methods import all_methods; "
+                          "print(' '.join(all_methods()))"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "first-hit" in out.stdout.split() and "crp-rag" in out.stdout.split()

@@ -1,4 +1,6 @@
-"""Prompt templates, one module per method, each with a ``VERSION`` string.
+"""The prompt helper every method uses (:func:`chat`) and the prompts several share
+(``answer_span``). Each method's own prompts live in its package (``<method>/prompts.py``),
+each module with a ``VERSION`` string.
 
 Written for small local instruct models (the default is SmolLM2-135M-Instruct):
 short instructions, few-shot turns from the demo film world, and JSON/grammar
