@@ -48,6 +48,11 @@ def test_method_renders_in_the_ui(name, overrides, tmp_path):
     if js.status == "failed":
         assert js.error and "Traceback" not in js.error
     assert tr.nodes, "no node was drawn"
+    # the strict reducer checked every event against the schema; the node kinds are the
+    # method's declared ones
+    declared = set(uidata.method_classes()[name].node_kinds)
+    assert {n.kind for n in tr.nodes.values()} <= declared, (
+        {n.kind for n in tr.nodes.values()} - declared)
     v = build_view(tr, view=(tr.meta or {}).get("view", "graph"))
     assert len(v["nodes"]) == min(len(tr.nodes), 300) + (1 if len(tr.nodes) > 300 else 0)
     for nid in tr.nodes:
