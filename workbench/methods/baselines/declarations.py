@@ -1,6 +1,6 @@
 """What the baselines (vanilla, standard-rag, IRCoT) declare about themselves, read by the
-central modules: node kinds, the failure tags that apply, the what-if's nodes and the event types IRCoT emits
-(collected by ``workbench/events.py``)."""
+central modules: node kinds, the failure tags that apply, the what-if's nodes, and the event
+types IRCoT emits (collected by ``workbench/events.py``)."""
 from __future__ import annotations
 
 from ...events import declare
