@@ -267,3 +267,24 @@ def test_the_methods_path_variable_registers_a_folder(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "first-hit" in out.stdout.split() and "crp-rag" in out.stdout.split()
+
+
+def test_a_flat_module_registers_too(tmp_path):
+    """A method may still be one module (a flat file), in the package or from a folder."""
+    (tmp_path / "one_file_toy.py").write_text(textwrap.dedent('''
+        from workbench.methods.base import Method
+
+
+        class OneFile(Method):
+            name = "one-file-toy"
+            node_kinds = ("question", "answer")
+        ''').lstrip(), encoding="utf-8")
+    try:
+        assert register_from(tmp_path / "one_file_toy.py") == ["one-file-toy"]
+        assert all_methods()["one-file-toy"].__name__ == "OneFile"
+    finally:
+        unregister("one-file-toy")
+        sys.modules.pop("one_file_toy", None)
+        if str(tmp_path) in sys.path:
+            sys.path.remove(str(tmp_path))
+    assert "one-file-toy" not in all_methods()
