@@ -411,6 +411,60 @@ def test_a_real_model_whatif_on_crp_rag_reruns_fewer_calls_than_the_run(default_
         assert tr.nodes[nid].text == parent.nodes[nid].text
 
 
+# one small run per method family with the small bundled model: each takes one intervention
+# (the first evidence item of the last node with evidence dropped) and one attribution of
+# that node (the item left out, Δ log P of the original answer scored by the model)
+FAMILIES = {
+    "crp-rag": CRP_SMALL,
+    "par-rag": {"dense_retriever": "bm25", "top_k": 2, "max_plan_steps": 2,
+                "passage_chars": 300, "complexity_estimator": "manual", "manual_hops": 2},
+    # a two-level mind map of at most 3 nodes, short answers
+    "coggrag": {"max_level": 1, "max_children": 2, "max_nodes": 3, "max_tokens_decompose": 96,
+                "max_tokens_extract": 96, "max_tokens_reason": 64, "max_tokens_rethink": 48,
+                "max_tokens_verify": 16},
+    "frag": {},
+    "standard-rag": {"retriever": "bm25", "top_k": 2},
+}
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_a_real_model_intervention_and_attribution_per_method_family(name, default_llm):
+    from workbench.analysis.attribute import LOO, attribute
+    from workbench.datasets import load_dataset
+    from workbench.workspace import build_context
+    try:
+        ds = load_dataset("demo")
+    except (LookupError, FileNotFoundError, ValueError) as e:
+        pytest.skip(f"demo world not available: {e}")
+    q = next(q for q in ds.questions if (q.hops or 0) >= 2 and q.answers)
+    st = Store()
+    m, ctx = build_context(name, llm=default_llm, dataset="demo", overrides=FAMILIES[name],
+                           question_id=q.id)
+    rid = list(execute(m, ctx, q.question, store=st, question_id=q.id))[0].run_id
+    parent = st.trace(rid)
+    if parent.status not in ("finished", "refused"):
+        pytest.skip(f"{name} did not finish on the small model: {parent.summary}")
+    node = [n for n in parent.nodes.values() if n.evidence and
+            [h for e in n.evidence for h in e.get("hits", [])]][-1]
+    from workbench.analysis.whatif import node_evidence_ids
+    first = node_evidence_ids(node)[0]
+    res = whatif(st, rid, Intervention(node.id, drop=[first]), llm=default_llm)
+    total = res.fresh_calls + res.replayed_calls + res.reused_calls
+    assert total >= 1 and res.fresh_calls <= total, res.summary()
+    assert st.get_run(res.run_id)["parent_run_id"] == rid
+    # nodes made before the intervened one keep their ids and texts
+    child = st.trace(res.run_id)
+    for nid in list(parent.nodes)[:list(parent.nodes).index(node.id)]:
+        assert child.nodes[nid].text == parent.nodes[nid].text
+    # one attribution variant: that node's first item left out, scored against the answer
+    att = attribute(st, rid, node.id, llm=default_llm, limit=1)
+    assert [e.evidence_id for e in att.items] == [first] and att.estimator == LOO
+    assert att.answer_logprob is not None           # the real backend scores text
+    assert att.items[0].delta_logprob is not None
+    # the same drop as the what-if above: the same answer
+    assert att.items[0].answer == res.answer
+
+
 # ---------------------------------------------------------------- attribution
 
 def test_attribute_leaves_each_item_out_and_then_all(st, monkeypatch, capsys):

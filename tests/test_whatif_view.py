@@ -360,8 +360,10 @@ def test_the_counterfactual_graph_grows_on_the_page_while_it_runs(ui):
     try:
         at.button(key="runs__cf_run").click().run()
         job = at.session_state["runs__cf_job"]
-        deadline = time.time() + 20
-        while time.time() < deadline and not T.Trace.fold(list(job.live)).nodes.get("s1"):
+        steps = S.ToyConfig().steps
+        deadline = time.time() + 20        # every step's evaluation made; the answer is held
+        while time.time() < deadline and \
+                len(T.Trace.fold(list(job.live)).llm_calls) < steps:
             time.sleep(0.05)
         at.run()
         no_errors(at)
@@ -369,7 +371,6 @@ def test_the_counterfactual_graph_grows_on_the_page_while_it_runs(ui):
         assert so_far, texts(at)[:10]
         # s0's evaluation saw other evidence (fresh), the later steps' are unchanged
         # (replayed); the answer call is held
-        steps = S.ToyConfig().steps
         assert f"{steps - 1} call{'' if steps == 2 else 's'} replayed" in so_far[0] \
             and "1 run on the model" in so_far[0], so_far
         live = at.session_state["runs__cf_live__view"]
