@@ -20,7 +20,7 @@ def run_timed(method: Any, ctx: Any, question: str, **kw: Any) -> Any:
     """Run to the end; the trace's meta gets ``first_node_s``: seconds from the start to the
     first node, what a user watching the graph waits for."""
     from workbench import trace as T
-    from workbench.runner import execute
+    from workbench.execution import execute
     tr, t0, first = T.Trace(), time.perf_counter(), None
     for ev in execute(method, ctx, question, trace_out=tr, **kw):
         if first is None and ev.type == T.NODE_ADDED:

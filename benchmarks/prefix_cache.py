@@ -88,7 +88,7 @@ def crp(model: str, threads: int | None, n: int, budget: int) -> dict:
     standard-RAG question so that loading is not charged to the method."""
     from workbench.datasets import load_dataset
     from workbench.llm.registry import load_backend
-    from workbench.runner import run_to_end
+    from workbench.execution import run_to_end
     from workbench.workspace import build_context
     qs = [q.question for q in load_dataset("demo").questions[:n]]
     out = {}

@@ -36,7 +36,7 @@ SMALL = {"crp-rag": {"max_nodes": 4, "samples_per_sink": 1, "max_iterations": 2}
 
 
 def full_run(store, method: str, question: dict, llm, knobs: dict) -> tuple[str, float, int]:
-    from workbench.runner import execute
+    from workbench.execution import execute
     from workbench.workspace import build_context
     m, ctx = build_context(method, llm=llm, dataset="demo", overrides=knobs,
                            question_id=question["id"])

@@ -12,7 +12,7 @@ from workbench.llm.memo import CallMemo
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods.base import Method, RunContext
 from workbench.methods.batched import together
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 
 MSG = [{"role": "user", "content": "Who directed Psycho?"}]
 

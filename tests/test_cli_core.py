@@ -2,7 +2,7 @@ import json
 
 from workbench.cli import main
 from workbench.llm.scripted import ScriptedBackend
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 from workbench.store import Store
 from tests.test_runner import _Toy, _ctx
 

@@ -144,7 +144,7 @@ def _demo_context(llm, method="standard-rag"):
 
 
 def test_run_whose_model_dies_is_stored_failed_with_cause_and_next_run_works(iso):
-    from workbench.runner import run_to_end
+    from workbench.execution import run_to_end
     st = Store()
     method, ctx = _demo_context(CrashOnCall(iso, 1))
     tr = run_to_end(method, ctx, "Who directed Inception?", store=st)

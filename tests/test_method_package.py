@@ -22,7 +22,7 @@ from workbench.llm.scripted import ScriptedBackend
 from workbench.methods import all_methods, get_method, register_from, unregister
 from workbench.methods.base import RunContext
 from workbench.methods.common import trace_problems
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERAL_TAGS = {"answer_lost", "parse_failure", "gold_wrong", "other"}

@@ -235,7 +235,7 @@ def test_a_real_crp_run_answers_with_a_short_span(default_llm):
     to a long answer and the grammar-constrained extraction cuts it to a span."""
     from tests.span_helpers import assert_span_answer
     from tests.test_methods_text_real import OVERRIDES
-    from workbench.runner import run_to_end
+    from workbench.execution import run_to_end
     from workbench.workspace import build_context
     m, ctx = build_context("crp-rag", llm=default_llm, dataset="demo", question_id="q001",
                            overrides={**OVERRIDES["crp-rag"], "tau_ppl": 1000.0})

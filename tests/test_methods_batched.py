@@ -17,7 +17,7 @@ from workbench.llm.base import GenParams, LLMError, ScoreRequest
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods import batched as B
 from workbench.methods.base import RunContext
-from workbench.runner import execute
+from workbench.execution import execute
 
 
 @pytest.fixture(autouse=True)

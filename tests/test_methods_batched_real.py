@@ -13,7 +13,7 @@ from workbench import trace as T
 from workbench.llm import batching
 from workbench.llm.base import GenParams
 from workbench.methods.common import HashEmbedder
-from workbench.runner import execute
+from workbench.execution import execute
 
 # small budgets; two samples per sink so graph construction has calls to batch
 OVER = {"retriever": "bm25", "samples_per_sink": 2, "max_iterations": 1, "max_nodes": 3,

@@ -131,7 +131,7 @@ def test_a_kg_built_from_part_of_the_corpus_is_flagged_on_every_kg_run():
     from workbench.methods.base import RunContext
     from workbench.methods.coggrag.method import CogConfig, CogGRAG
     from workbench.methods.frag.method import Frag, FragConfig
-    from workbench.runner import run_to_end
+    from workbench.execution import run_to_end
     for method, cfg in ((CogGRAG(), CogConfig()), (Frag(), FragConfig())):
         tr = run_to_end(method, RunContext(llm=ScriptedBackend(default="x"), config=cfg, kg=kg),
                         "Where was Ilse Varga born?")
@@ -163,7 +163,7 @@ def test_cli_build_and_info(monkeypatch, capsys):
 def test_kg_methods_explain_how_to_build_a_missing_kg():
     from workbench.methods.base import RunContext
     from workbench.methods.coggrag.method import CogConfig, CogGRAG
-    from workbench.runner import run_to_end
+    from workbench.execution import run_to_end
     tr = run_to_end(CogGRAG(), RunContext(llm=ScriptedBackend(default="x"), config=CogConfig()),
                     "Who?")
     assert tr.status == "failed" and "python -m workbench kg build" in tr.errors[0]["message"]

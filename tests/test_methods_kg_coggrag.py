@@ -13,7 +13,7 @@ from workbench import config as C
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods.base import RunContext
 from workbench.methods.coggrag.method import CogConfig, CogGRAG, span_perplexity
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 
 
 class BowEmbedder:

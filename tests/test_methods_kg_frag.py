@@ -14,7 +14,7 @@ from workbench.methods.frag.method import Frag, FragConfig
 from workbench.methods.frag.kg import is_noise_relation
 from workbench.methods.frag.rank import Ranker, rerank
 from workbench.methods.frag.retrieval import bfs_paths, dijkstra_paths, retrieve
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 
 
 @pytest.fixture(scope="module")

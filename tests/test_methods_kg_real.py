@@ -14,7 +14,7 @@ from workbench.methods.frag import router as frag_router
 from workbench.methods.base import RunContext
 from workbench.methods.coggrag.method import CogConfig, CogGRAG
 from workbench.methods.frag.method import Frag, FragConfig
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 
 from tests.span_helpers import assert_span_answer
 

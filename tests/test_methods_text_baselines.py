@@ -13,7 +13,7 @@ from workbench.methods.base import RunContext
 from workbench.methods.common import (contains_gold, extract_answer, format_passages,
                                       is_unknown, parse_citations, trace_problems)
 from workbench.methods.baselines import prompts as P
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 
 Q = "Where was the director of Spirited Away born?"
 

@@ -16,7 +16,7 @@ from workbench.methods import get_method
 from workbench.methods.base import RunContext
 from workbench.methods.common import trace_problems
 from workbench.methods.crp_rag import prompts as P
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 
 from tests.span_helpers import add_span_rule
 

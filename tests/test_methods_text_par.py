@@ -16,7 +16,7 @@ from workbench.methods.common import HashEmbedder, trace_problems
 from workbench.methods.par_rag.method import (alpha_of, alpha_table, complexity_features,
                                               exemplar_from_question, heuristic_hops)
 from workbench.methods.par_rag import prompts as P
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 
 Q = "Where was the director of Spirited Away born?"
 S1 = "Who directed Spirited Away?"

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from workbench.methods.common import trace_problems
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 
 from tests.conftest import FAST_MODEL
 from tests.span_helpers import assert_span_answer

@@ -171,7 +171,7 @@ def real_env(tmp_path_factory):
 
 def _stored_run(method, be, router, monkeypatch):
     from workbench.methods.frag import router as frag_router
-    from workbench.runner import run_to_end
+    from workbench.execution import run_to_end
     from workbench.store import Store
     from workbench.workspace import build_context
     monkeypatch.setattr(frag_router, "default_dir", lambda: router)

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests import test_ui_support as S
 from workbench import settings as settings_mod
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 from workbench.store import Store
 from workbench.ui import backend
 

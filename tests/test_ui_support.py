@@ -200,7 +200,7 @@ if __name__ in os.environ.get("WORKBENCH_UI_PLUGINS", "").split(","):
 
 
 def test_toy_fixtures_run_end_to_end(tmp_path):
-    from workbench.runner import run_to_end
+    from workbench.execution import run_to_end
     from workbench.methods.base import RunContext
     ctx = RunContext(llm=scripted_backend(), config=ToyConfig(), retrievers={"bm25": ToyRetriever()})
     tr = run_to_end(ToyMethod(), ctx, QUESTIONS[0].question)

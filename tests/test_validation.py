@@ -12,7 +12,7 @@ import pytest
 from workbench import config as cfgmod
 from workbench.cli import main
 from workbench.methods import all_methods
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 from workbench.settings import Settings
 from workbench.store import Store, StoreError
 

@@ -17,7 +17,7 @@ from workbench.methods import get_method
 from workbench.methods.base import RunContext
 from workbench.methods.common import HashEmbedder
 from workbench.methods.intervene import Intervention
-from workbench.runner import execute
+from workbench.execution import execute
 from workbench.store import Store
 
 import tests.test_methods_kg_coggrag as TC

@@ -13,7 +13,7 @@ from tests import test_ui_support as S
 from tests.test_ui_pages import RAW_TAG, app, no_errors, populate
 from workbench import trace as T
 from workbench.methods.base import RunContext
-from workbench.runner import run_to_end
+from workbench.execution import run_to_end
 from workbench.store import Store
 from workbench.ui import backend
 from workbench.ui import whatif_view as WV

@@ -415,7 +415,7 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
     hook = Apply(iv, added_hits(iv.add, found))
     ctx.whatif = around(hook) if around else hook
     buf = _Buffer()
-    from ..runner import execute
+    from ..execution import execute
     t0 = time.perf_counter()
     tr = T.Trace()
     for ev in execute(method, ctx, run["question"], store=buf, question_id=run.get("question_id"),

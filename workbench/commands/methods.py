@@ -9,7 +9,7 @@ from typing import Any
 from .. import trace as T
 from ..config import NOT_IN_PAPER, STATUSES, KnobSpec, knobs, parse_sets, presets_of
 from ..methods import all_methods
-from ..runner import check_question, execute
+from ..execution import check_question, execute
 from ..store import Store
 from ._common import add_model_args, backend_from_args, settings_knob
 

@@ -178,7 +178,7 @@ class ItemExecutor:
         return got
 
     def run(self, item: Item) -> ItemResult:
-        from ..runner import execute
+        from ..execution import execute
         q = item.question
         v = item.variant
         method, base = self._base(v, item.seed, q["question"])
@@ -280,7 +280,7 @@ def lost_item(setup: WorkerSetup, item: Item, cause: str, method_cls: type,
     """An item whose worker died on every try, stored as a failed run that names the cause:
     the eval still holds each item once, and ``--resume --retry-failed`` runs it again."""
     from ..methods.base import RunContext
-    from ..runner import execute
+    from ..execution import execute
 
     class Lost(method_cls):       # the method's name, prompt version and view, no run
         def run(self, ctx: Any, question: str) -> Any:

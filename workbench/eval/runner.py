@@ -3,7 +3,7 @@
 One *eval* (``eval_batches`` row) plans its items up front (:mod:`.plan`): the questions
 (ids frozen at the start, so a resume sees the same set), the method variants (a sweep's
 grid of knobs, each with its config hash) and the seeds. Each item runs through
-:func:`workbench.runner.execute` (:mod:`.item_executor`), so the run, its events and LLM
+:func:`workbench.execution.execute` (:mod:`.item_executor`), so the run, its events and LLM
 calls are stored exactly as an interactive run; the item's metrics go to ``eval_items``
 and ``runs.correct`` / ``runs.metrics`` in the same transaction (:mod:`.writer`). An
 interrupted eval resumes where it stopped: a key is written once, and one runner at a time

@@ -1,7 +1,7 @@
 """Runs started from the UI execute in a background thread, so the page never freezes.
 
 A :class:`LiveBatch` runs one or more jobs (method + overrides) on one question, one
-after another (Compare), through :func:`workbench.runner.execute` — the same path as
+after another (Compare), through :func:`workbench.execution.execute` — the same path as
 the CLI, so runs are stored identically. The worker only appends events to a list;
 the page folds them into its own :class:`~workbench.trace.Trace` on the script thread
 (:meth:`LiveBatch.view`), so no trace is read while another thread mutates it.
@@ -172,7 +172,7 @@ class LiveBatch:
     def _run(self, only: int | None = None, llm: Any = None) -> None:
         if self.together and only is None:
             return self._run_together()
-        from ..runner import execute
+        from ..execution import execute
         llm = llm if llm is not None else self.llm
         for i, js in enumerate(self.jobs):
             if only is not None and i != only:

@@ -5,7 +5,7 @@ from workbench import trace as T
 from workbench.config import knob
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods.base import Method, RunContext
-from workbench.runner import execute, run_to_end
+from workbench.execution import execute, run_to_end
 from workbench.store import Store
 
 
