@@ -25,7 +25,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from workbench.llm.base import GenParams  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
 from workbench.methods import answer_span as S  # noqa: E402
-from workbench.methods.common import normalize_answer  # noqa: E402
+from workbench.methods.answers import normalize_answer  # noqa: E402
 from workbench.methods.prompts import answer_span as P  # noqa: E402
 from workbench.methods.prompts import chat  # noqa: E402
 

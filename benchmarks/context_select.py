@@ -34,7 +34,7 @@ from workbench.cpu_share import Meter, describe  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.eval.metrics import DEFAULT_PROFILE, paired_bootstrap, token_f1  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
-from workbench.methods.common import contains_gold  # noqa: E402
+from workbench.methods.answers import contains_gold  # noqa: E402
 from workbench.execution import run_to_end  # noqa: E402
 from workbench.workspace import build_context, warm_context  # noqa: E402
 

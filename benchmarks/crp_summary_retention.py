@@ -33,7 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from workbench.eval import metrics as M  # noqa: E402
 from workbench.knowledge.types import Hit  # noqa: E402
-from workbench.methods import common as C  # noqa: E402
+from workbench.methods.generation import greedy  # noqa: E402
+from workbench.methods.passages import format_passages  # noqa: E402
 from workbench.methods.crp_rag import prompts as P  # noqa: E402
 from workbench.store import Store  # noqa: E402
 from workbench.triage.answer_trail import untraceable  # noqa: E402
@@ -79,7 +80,7 @@ def nodes(st: Store, eval_id: str) -> list[dict]:
             continue
         for nid, hs in hits.items():
             # as the run's knowledge step formatted them (its passage_chars)
-            passages = C.format_passages(hs, cfg.get("passage_chars", 0), numbered=False)
+            passages = format_passages(hs, cfg.get("passage_chars", 0), numbered=False)
             if nid in summaries and M.contains_match(passages, golds):
                 out.append({"run": rid, "node": nid, "question": question, "golds": golds,
                             "step": steps.get(nid, ""), "passages": passages,
@@ -110,7 +111,7 @@ def main() -> int:
                 text = n["stored"]
             else:
                 text = be.generate(prompt(v, n["question"], n["step"], n["passages"]),
-                                   C.greedy(n["max_tokens"])).text
+                                   greedy(n["max_tokens"])).text
             held[v].append(M.contains_match(text, n["golds"]))
         print(f"  {n['run']} {n['node']:5s} " + " ".join(f"{v}={int(held[v][-1])}"
                                                        for v in variants)

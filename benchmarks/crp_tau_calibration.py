@@ -45,7 +45,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from workbench import config as cfgmod  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
-from workbench.methods import common as C  # noqa: E402
+from workbench.methods.answers import contains_gold, is_unknown  # noqa: E402
+from workbench.methods.generation import greedy  # noqa: E402
+from workbench.methods.passages import format_passages  # noqa: E402
 from workbench.methods.crp_rag.method import CrpRagConfig  # noqa: E402
 from workbench.methods.crp_rag import prompts as P  # noqa: E402
 
@@ -95,22 +97,22 @@ def main() -> None:
     rows = []
     for sq, ans in steps:
         hits = r.search(sq, cfg.top_k)
-        passages = C.format_passages(hits, cfg.passage_chars, numbered=False)
+        passages = format_passages(hits, cfg.passage_chars, numbered=False)
         k = " ".join(be.generate(P.aggregate(sq, passages, cfg.integration_prompt,
                                              cfg.comparison_demos),
-                                 C.greedy(cfg.summary_max_tokens)).text.split())
+                                 greedy(cfg.summary_max_tokens)).text.split())
         rows.append({"step": sq, "gold": ans, "knowledge": k,
-                     "supported": C.contains_gold(k, [ans])})
+                     "supported": contains_gold(k, [ans])})
     out = []
     for i, row in enumerate(rows):
         for kind, know in (("own", row["knowledge"]),
                            ("other", rows[(i + len(rows) // 2) % len(rows)]["knowledge"])):
-            sup = row["supported"] if kind == "own" else C.contains_gold(know, [row["gold"]])
+            sup = row["supported"] if kind == "own" else contains_gold(know, [row["gold"]])
             c = be.generate(P.evaluate(row["step"], know, sentinel, cfg.eval_shots),
-                            C.greedy(cfg.eval_max_tokens))
+                            greedy(cfg.eval_max_tokens))
             ppl = c.scores().perplexity
             out.append({"step": row["step"], "kind": kind, "supported": sup,
-                        "answer": c.text.strip(), "ppl": ppl, "unknown": C.is_unknown(c.text)})
+                        "answer": c.text.strip(), "ppl": ppl, "unknown": is_unknown(c.text)})
             print(f"  {kind:5s} sup={int(sup)} ppl={ppl if ppl is None else round(ppl, 3)} "
                   f"{row['step'][:50]!r} -> {c.text.strip()[:40]!r}", file=sys.stderr, flush=True)
     report(out, sentinel, {"model": be.info.name, "preset": args.preset,
@@ -179,7 +181,7 @@ def label_nodes(events: list, gold_titles: set[str], gold_answers: list[str] = (
         elif e.type == "node_aggregated":
             knowledge[e.node_id] = e.data.get("knowledge", "")
         elif e.type == "node_evaluated" and e.node_id in docs:
-            sup = C.contains_gold(knowledge.get(e.node_id, ""), list(gold_answers)) \
+            sup = contains_gold(knowledge.get(e.node_id, ""), list(gold_answers)) \
                 if gold_answers else bool(docs[e.node_id] & gold_titles)
             out.append({"step": texts.get(e.node_id, e.node_id), "supported": sup,
                         "ppl": e.data.get("perplexity"), "unknown": bool(e.data.get("unknown"))})

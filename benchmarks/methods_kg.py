@@ -32,7 +32,7 @@ from workbench.datasets import load_dataset  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
 from workbench.eval.metrics import DEFAULT_PROFILE, exact_match, token_f1  # noqa: E402
-from workbench.methods.common import hit_at_1  # noqa: E402
+from workbench.methods.answers import hit_at_1  # noqa: E402
 from workbench.execution import run_to_end  # noqa: E402
 from workbench.trace import retrieval_label  # noqa: E402
 from workbench.workspace import build_context, warm_context  # noqa: E402

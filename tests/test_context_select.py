@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.methods import common as C
+from workbench.methods.passages import clip, context_record, fit_passages, format_passages, passage_line
 from workbench.methods import context_select as S
 from workbench.knowledge.types import Hit
 
@@ -19,7 +19,7 @@ Q = "Which studio produced My Neighbor Totoro?"
 
 def test_relevance_keeps_the_answer_sentence_that_the_head_cut_loses():
     head = S.select(TOTORO, Q, 320, "head")
-    assert "Studio Ghibli" not in head.text and head.text == C.clip(TOTORO, 320)
+    assert "Studio Ghibli" not in head.text and head.text == clip(TOTORO, 320)
     cut = S.select(TOTORO, Q, 320)
     assert "Studio Ghibli handled the release." in cut.text
     assert len(cut.text.removesuffix(S.TAIL)) <= 320
@@ -72,22 +72,22 @@ def test_formatted_passages_keep_the_title_and_record_what_was_cut():
     hits = [Hit("p42", "My Neighbor Totoro", TOTORO, "bm25", 1.0, 1),
             Hit("p9", "Toei Company", "Toei Company is a Japanese film studio.", "bm25", 0.5, 2)]
     cuts = S.select_many([h.text for h in hits], Q, 320)
-    text = C.format_passages(hits, 320, numbered=False, cuts=cuts)
+    text = format_passages(hits, 320, numbered=False, cuts=cuts)
     assert text.startswith("- My Neighbor Totoro: ") and "Studio Ghibli" in text
     assert "- Toei Company: Toei Company is a Japanese film studio." in text
-    assert C.format_passages(hits, 320, numbered=False, context="relevance", queries=Q) == text
-    rec = C.context_record(hits, cuts)
+    assert format_passages(hits, 320, numbered=False, context="relevance", queries=Q) == text
+    rec = context_record(hits, cuts)
     assert rec["mode"] == "relevance" and rec["budget"] == 320 and rec["cut_chars"] > 0
     assert [p["id"] for p in rec["passages"]] == ["p42"]      # only cut passages are listed
     # the old callers' default is unchanged: the head cut
-    assert C.format_passages(hits, 320, numbered=False).startswith(
-        "- My Neighbor Totoro: " + C.clip(TOTORO, 320))
+    assert format_passages(hits, 320, numbered=False).startswith(
+        "- My Neighbor Totoro: " + clip(TOTORO, 320))
 
 
 def test_the_inspector_greys_cut_text_and_escapes_every_passage():
     evil = ("<script>alert(1)</script> is a film. " * 3) + "Studio Ghibli made <b>it</b>."
     hit = Hit("p1", "<img src=x onerror=alert(1)>", evil, "bm25", 1.0, 1)
-    rec = C.context_record([hit], S.select_many([evil], "Which studio made it?", 60,
+    rec = context_record([hit], S.select_many([evil], "Which studio made it?", 60,
                                                 titles=[hit.title]))
     html = S.cut_html(rec)
     assert "<script>" not in html and "<img" not in html and "&lt;script&gt;" in html
@@ -120,15 +120,15 @@ def test_fit_passages_cuts_by_relevance_then_drops_the_lowest_ranked_and_notes_i
     hits = [Hit("p42", "My Neighbor Totoro", TOTORO, "bm25", 2.0, 1),
             Hit("p7", "Toei Company", "Toei Company is a Japanese film studio. " * 8, "bm25", 1.0, 2)]
     words = lambda t: len(t.split())                    # noqa: E731
-    text, kept, note = C.fit_passages(words, hits, 200, 45, context="relevance", queries=Q,
+    text, kept, note = fit_passages(words, hits, 200, 45, context="relevance", queries=Q,
                                       numbered=True)
     assert [h.id for h in kept] == ["p42"] and "Studio Ghibli" in text
     assert note["mode"] == "relevance" and note["budget"] == 200 and note["k_effective"] == 1
     assert [p["id"] for p in note["passages"]] == ["p42"]
-    whole = C.fit_passages(words, hits, 0, 10_000, context="relevance", queries=Q)[2]
+    whole = fit_passages(words, hits, 0, 10_000, context="relevance", queries=Q)[2]
     assert whole["mode"] == "whole" and whole["cut_chars"] == 0
-    assert "Studio Ghibli" in C.passage_line(hits[0], 200, "relevance", Q)
-    assert "Studio Ghibli" not in C.passage_line(hits[0], 200)        # head: the old cut
+    assert "Studio Ghibli" in passage_line(hits[0], 200, "relevance", Q)
+    assert "Studio Ghibli" not in passage_line(hits[0], 200)        # head: the old cut
 
 
 def test_a_year_question_keeps_the_sentence_with_a_year_and_long_lists_are_cut_at_commas():

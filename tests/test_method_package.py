@@ -21,7 +21,7 @@ from workbench.knowledge.types import Hit
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods import all_methods, get_method, register_from, unregister
 from workbench.methods.base import RunContext
-from workbench.methods.common import trace_problems
+from workbench.methods.graph import trace_problems
 from workbench.execution import run_to_end
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +77,9 @@ TOY = {
         from typing import Iterator
 
         from workbench import trace as T
-        from workbench.methods import common as C
+        from workbench.methods.generation import greedy, score_dict
+        from workbench.methods.graph import question_node
+        from workbench.methods.passages import format_passages, hit_brief, retriever_name
         from workbench.methods.base import Method, RunContext
 
         from . import declarations as D
@@ -102,23 +104,23 @@ TOY = {
             def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
                 cfg: FirstHitConfig = ctx.config
                 yield ctx.set_phase("retrieve")
-                qid, ev = C.question_node(ctx, question)
+                qid, ev = question_node(ctx, question)
                 yield ev
                 rid = ctx.node_id("r")
                 yield T.node_added(rid, "retrieval", question, parents=[qid], layer=1)
                 hits = yield from ctx.retrieve(rid, question, 1,
-                                               C.retriever_name(ctx, cfg.retriever))
-                yield T.node_updated(rid, "retrieved", docs=[C.hit_brief(h) for h in hits])
+                                               retriever_name(ctx, cfg.retriever))
+                yield T.node_updated(rid, "retrieved", docs=[hit_brief(h) for h in hits])
                 yield T.custom("first_hit_chosen", rid, doc_id=hits[0].id, rank=1)
                 yield ctx.set_phase("answer")
                 aid = ctx.node_id("a")
-                prompt = P.answer(C.format_passages(hits, cfg.passage_chars), question)
-                comp = yield from ctx.generate("answer", prompt, C.greedy(cfg.answer_max_tokens),
+                prompt = P.answer(format_passages(hits, cfg.passage_chars), question)
+                comp = yield from ctx.generate("answer", prompt, greedy(cfg.answer_max_tokens),
                                                node_id=aid, prompt_version=P.VERSION)
                 text = comp.text.strip()
                 yield T.node_added(aid, "answer", text, parents=[rid], layer=2,
                                    state="answered")
-                sc = C.score_dict(comp)
+                sc = score_dict(comp)
                 yield T.node_scored(aid, {"perplexity": sc["perplexity"]})
                 yield T.answer(text, node_id=aid, confidence=sc.get("confidence"))
         ''',

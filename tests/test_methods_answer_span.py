@@ -14,8 +14,8 @@ from tests.test_triage import BOTH, HOTPOT, Run
 from workbench import config as cfgmod
 from workbench.methods import answer_span as S
 from workbench.methods import get_method
-from workbench.methods import common as C
-from workbench.methods.common import trace_problems
+from workbench.methods.answers import REFUSAL_TEXT, extract_answer
+from workbench.methods.graph import trace_problems
 from workbench.methods.prompts import answer_span as P
 from workbench.triage import triage
 
@@ -96,13 +96,13 @@ def test_crp_unparseable_extraction_keeps_the_long_answer_and_marks_the_failure(
     assert x.attrs["error"].startswith("not JSON") and x.attrs["raw_output"] == \
         "Studio Ghibli, I think"
     assert "long answer is kept" in x.text
-    assert tr.answer["text"] == C.extract_answer(LONG)       # what the method said before
+    assert tr.answer["text"] == extract_answer(LONG)       # what the method said before
     assert tr.answer["info"]["answer_span"]["parsed"] is False
     # a span too long to be one is a failure too (a backend that ignores the grammar)
     tr, _ = crp_run(span="the film was produced by the studio that Miyazaki co-founded")
     x = next(n for n in tr.nodes.values() if n.kind == S.KIND)
     assert x.state == "parse_failed" and "words" in x.attrs["error"]
-    assert tr.answer["text"] == C.extract_answer(LONG)
+    assert tr.answer["text"] == extract_answer(LONG)
 
 
 def test_crp_unknown_span_is_a_non_answer_but_not_a_refusal():
@@ -121,7 +121,7 @@ def test_crp_knob_off_answers_as_before_without_the_call():
                                                         if n.kind == S.KIND]
     assert purposes(off) == purposes(on)[:-1]
     ans = off.nodes[off.answer["node_id"]]
-    assert off.answer["text"] == ans.text == C.extract_answer(LONG)
+    assert off.answer["text"] == ans.text == extract_answer(LONG)
     assert "answer_span" not in off.answer["info"] and "answer_span" not in ans.attrs
     sinks = {p["nodes"][-1] for p in off.paths.values() if p["state"] == "selected"}
     assert set(ans.parents) == sinks and not trace_problems(off)
@@ -144,7 +144,7 @@ def test_crp_refusal_stays_a_refusal_without_extraction():
     be = crp.make_backend(crp.DIAMOND, {merged: ("Toho", -3.0)})
     tr = crp.run(be, {"tau_ppl": 5.0})
     assert tr.status == "refused" and tr.answer["refused"] is True
-    assert tr.answer["text"] == C.REFUSAL_TEXT and "answer_span" not in purposes(tr)
+    assert tr.answer["text"] == REFUSAL_TEXT and "answer_span" not in purposes(tr)
     assert not [n for n in tr.nodes.values() if n.kind == S.KIND]
 
 

@@ -294,7 +294,7 @@ def test_frag_answer_and_feedback_run_together():
 def test_par_rag_judge_and_attribution_run_together(review):
     from tests import test_methods_text_par as par
     from workbench.methods import get_method
-    from workbench.methods.common import HashEmbedder
+    from workbench.methods.embeddings import HashEmbedder
 
     def make_run(size):
         m = get_method("par-rag")

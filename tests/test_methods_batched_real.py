@@ -12,7 +12,7 @@ from tests.test_methods_batched import batch_sizes, signature
 from workbench import trace as T
 from workbench.llm import batching
 from workbench.llm.base import GenParams
-from workbench.methods.common import HashEmbedder
+from workbench.methods.embeddings import HashEmbedder
 from workbench.execution import execute
 
 # small budgets; two samples per sink so graph construction has calls to batch

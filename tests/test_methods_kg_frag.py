@@ -9,7 +9,7 @@ from workbench import trace as T
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods.frag import router as frag_router
 from workbench.methods.base import RunContext
-from workbench.methods.common import hit_at_1
+from workbench.methods.answers import hit_at_1
 from workbench.methods.frag.method import Frag, FragConfig
 from workbench.methods.frag.kg import is_noise_relation
 from workbench.methods.frag.rank import Ranker, rerank

@@ -10,8 +10,9 @@ from workbench.knowledge.types import Hit
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods import all_methods, get_method
 from workbench.methods.base import RunContext
-from workbench.methods.common import (contains_gold, extract_answer, format_passages,
-                                      is_unknown, parse_citations, trace_problems)
+from workbench.methods.answers import contains_gold, extract_answer, is_unknown, parse_citations
+from workbench.methods.graph import trace_problems
+from workbench.methods.passages import format_passages
 from workbench.methods.baselines import prompts as P
 from workbench.execution import run_to_end
 

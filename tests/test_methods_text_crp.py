@@ -14,7 +14,7 @@ from workbench.knowledge.types import Hit
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods import get_method
 from workbench.methods.base import RunContext
-from workbench.methods.common import trace_problems
+from workbench.methods.graph import trace_problems
 from workbench.methods.crp_rag import prompts as P
 from workbench.execution import run_to_end
 

@@ -12,7 +12,8 @@ from workbench.knowledge.types import Hit
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods import get_method
 from workbench.methods.base import RunContext
-from workbench.methods.common import HashEmbedder, trace_problems
+from workbench.methods.embeddings import HashEmbedder
+from workbench.methods.graph import trace_problems
 from workbench.methods.par_rag.method import (alpha_of, alpha_table, complexity_features,
                                               exemplar_from_question, heuristic_hops)
 from workbench.methods.par_rag import prompts as P

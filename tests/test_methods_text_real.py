@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from workbench.methods.common import trace_problems
+from workbench.methods.graph import trace_problems
 from workbench.execution import run_to_end
 
 from tests.conftest import FAST_MODEL

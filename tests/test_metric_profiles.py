@@ -19,7 +19,7 @@ import json
 import pytest
 
 from workbench.eval import metrics as M
-from workbench.methods.common import contains_gold, hit_at_1, normalize_answer as C_norm
+from workbench.methods.answers import contains_gold, hit_at_1, normalize_answer as C_norm
 
 T = 2 / 3
 

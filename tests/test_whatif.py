@@ -15,7 +15,7 @@ from workbench.llm.base import ModelInfo
 from workbench.llm.scripted import ScriptedBackend
 from workbench.methods import get_method
 from workbench.methods.base import RunContext
-from workbench.methods.common import HashEmbedder
+from workbench.methods.embeddings import HashEmbedder
 from workbench.methods.intervene import Intervention
 from workbench.execution import execute
 from workbench.store import Store

@@ -84,7 +84,7 @@ def warm_context(ctx: RunContext, query: str) -> dict[str, Any]:
     about 6 s). Returns seconds per step and, per failed step, its error: a run that needs the
     part reports the failure itself.
     """
-    from .methods.common import retriever_name
+    from .methods.passages import retriever_name
     out: dict[str, Any] = {"seconds": {}, "errors": {}}
 
     def step(name: str, fn: Any) -> None:

@@ -373,7 +373,7 @@ def default_passage(run: dict[str, Any]) -> Callable[[str], Any]:
 
 def _correct(answer: str | None, refused: bool, gold: dict[str, Any] | None) -> bool | None:
     from ..datasets.base import Question
-    from ..methods.common import contains_gold
+    from ..methods.answers import contains_gold
     if not gold:
         return None
     golds = Question.from_dict(gold).gold_answers

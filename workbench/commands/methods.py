@@ -56,7 +56,7 @@ def _progress(ev: T.Event, tr: T.Trace) -> str | None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from ..methods.common import contains_gold
+    from ..methods.answers import contains_gold
     from ..workspace import build_context
     if args.question is not None:
         check_question(args.question)        # before the model loads

@@ -7,7 +7,7 @@ A refusal (``trace.answer["refused"]``) scores 0 on every answer metric and is
 "missing" for CRAG; :func:`score_answer` applies that rule in one place.
 
 This module is the one place where answers are normalised and matched: the methods
-(``workbench.methods.common``), the benchmarks, triage and the pages call
+(``workbench.methods.answers``), the benchmarks, triage and the pages call
 :func:`normalize_answer` / :func:`contains_match` from here.
 
 Metric profiles (:data:`METRIC_PROFILES`; stored with every eval as

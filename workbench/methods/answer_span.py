@@ -22,7 +22,9 @@ from typing import Any
 
 from .. import trace as T
 from ..config import knob
-from . import common as C
+from .answers import extract_answer, normalize_answer
+from .generation import greedy, score_dict
+from .passages import clip
 from .base import Events, RunContext
 from .prompts import answer_span as P
 
@@ -80,7 +82,7 @@ def parse(text: str) -> tuple[str | None, str]:
         return None, f"not JSON: {e}"
     if not isinstance(obj, dict) or not isinstance(obj.get("answer"), str):
         return None, "no string field 'answer'"
-    span = C.extract_answer(obj["answer"])
+    span = extract_answer(obj["answer"])
     if not span:
         return None, "empty answer"
     n = len(span.split())
@@ -90,7 +92,7 @@ def parse(text: str) -> tuple[str | None, str]:
 
 
 def is_unknown_span(span: str) -> bool:
-    return C.normalize_answer(span) in _UNKNOWN_SPANS
+    return normalize_answer(span) in _UNKNOWN_SPANS
 
 
 def extract(ctx: RunContext, question: str, long_answer: str, fallback: str, *,
@@ -104,9 +106,9 @@ def extract(ctx: RunContext, question: str, long_answer: str, fallback: str, *,
         return Span(fallback, list(parents))
     yield ctx.set_phase(PHASE)
     xid = node_id or ctx.node_id("x")
-    shown = C.clip(long_answer, LONG_ANSWER_CHARS)
+    shown = clip(long_answer, LONG_ANSWER_CHARS)
     comp = yield from ctx.generate("answer_span", P.messages(question, shown),
-                                   C.greedy(MAX_TOKENS, json_schema=P.SCHEMA), node_id=xid,
+                                   greedy(MAX_TOKENS, json_schema=P.SCHEMA), node_id=xid,
                                    prompt_version=P.VERSION)
     span, error = parse(comp.text)
     unknown = span is not None and is_unknown_span(span)
@@ -122,4 +124,4 @@ def extract(ctx: RunContext, question: str, long_answer: str, fallback: str, *,
     # The call's perplexity and confidence show with the call in the inspector; they are not
     # node scores, which the methods' what-if sliders would read as their own thresholds'.
     return Span(text, [xid], xid, span is not None, unknown, error,
-                C.score_dict(comp).get("confidence"))
+                score_dict(comp).get("confidence"))

@@ -15,7 +15,10 @@ from typing import Any, Iterator
 from ... import trace as T
 from ...config import knob
 from ...knowledge.types import Hit
-from .. import common as C
+from ..answers import extract_answer, first_sentence, is_unknown
+from ..generation import greedy, score_dict
+from ..graph import question_node, tap
+from ..passages import context_event, format_passages, hit_brief, retriever_name
 from .. import context_select as CS
 from ..base import Method, RunContext
 from . import declarations as D
@@ -27,9 +30,9 @@ def _answer_events(ctx: RunContext, aid: str, raw: str, parents: list[str], laye
                    ) -> Iterator[T.Event]:
     """``score_call``: the call ``comp`` was recorded as, when it is not the node's own
     (IRCoT's answer is read from the last thought's call)."""
-    short = C.extract_answer(raw) or raw.strip()
-    sc = C.score_dict(comp) if comp is not None else {}
-    idk = C.is_unknown(short)
+    short = extract_answer(raw) or raw.strip()
+    sc = score_dict(comp) if comp is not None else {}
+    idk = is_unknown(short)
     yield T.node_added(aid, "answer", short or "(empty)", parents=parents, layer=layer,
                        state="answered", full_answer=raw.strip(), call_ids=call_ids, idk=idk)
     if sc:
@@ -44,7 +47,7 @@ def _answer_call(ctx: RunContext, messages: list[dict], max_tokens: int, parents
     """One greedy answer call served to a fresh answer node."""
     aid = ctx.node_id("a")
     calls: list[T.Event] = []
-    comp = yield from C.tap(ctx.generate("answer", messages, C.greedy(max_tokens), node_id=aid,
+    comp = yield from tap(ctx.generate("answer", messages, greedy(max_tokens), node_id=aid,
                                          prompt_version=P.VERSION), calls)
     yield from _answer_events(ctx, aid, comp.text, parents, layer, comp,
                               [c.llm_call_id for c in calls])
@@ -58,7 +61,7 @@ def _retrieval_node(ctx: RunContext, query: str, k: int, retriever: str, parent:
     yield T.node_added(rid, "retrieval", query, parents=[parent], layer=layer, state="created",
                        retriever=retriever, query=query, **attrs)
     hits = yield from ctx.retrieve(rid, query, k, retriever)
-    yield T.node_updated(rid, "retrieved", docs=[C.hit_brief(h) for h in hits])
+    yield T.node_updated(rid, "retrieved", docs=[hit_brief(h) for h in hits])
     return rid, hits
 
 
@@ -92,7 +95,7 @@ class Vanilla(Method):
     def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
         cfg: VanillaConfig = ctx.config
         yield ctx.set_phase("answer")
-        qid, ev = C.question_node(ctx, question)
+        qid, ev = question_node(ctx, question)
         yield ev
         yield from _answer_call(ctx, P.vanilla(question), cfg.answer_max_tokens, [qid], 1)
 
@@ -128,15 +131,15 @@ class StandardRag(Method):
     def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
         cfg: StandardRagConfig = ctx.config
         yield ctx.set_phase("retrieve")
-        qid, ev = C.question_node(ctx, question)
+        qid, ev = question_node(ctx, question)
         yield ev
         rid, hits = yield from _retrieval_node(
-            ctx, question, cfg.top_k, C.retriever_name(ctx, cfg.retriever), qid, 1)
+            ctx, question, cfg.top_k, retriever_name(ctx, cfg.retriever), qid, 1)
         yield ctx.set_phase("answer")
         cuts = CS.select_many([h.text for h in hits], question, cfg.passage_chars, cfg.context,
                               [h.title for h in hits])
-        yield C.context_event(rid, hits, cuts)
-        passages = C.format_passages(hits, cfg.passage_chars, numbered=False, cuts=cuts)
+        yield context_event(rid, hits, cuts)
+        passages = format_passages(hits, cfg.passage_chars, numbered=False, cuts=cuts)
         yield from _answer_call(ctx, P.rag(passages, question), cfg.answer_max_tokens, [rid], 2)
 
 
@@ -174,9 +177,9 @@ class Ircot(Method):
 
     def run(self, ctx: RunContext, question: str) -> Iterator[T.Event]:
         cfg: IrcotConfig = ctx.config
-        name = C.retriever_name(ctx, cfg.retriever)
+        name = retriever_name(ctx, cfg.retriever)
         yield ctx.set_phase("retrieve")
-        qid, ev = C.question_node(ctx, question)
+        qid, ev = question_node(ctx, question)
         yield ev
         docs: list[Hit] = []
         cuts: dict[str, CS.Cut] = {}
@@ -193,7 +196,7 @@ class Ircot(Method):
                 docs.append(h)
             yield T.node_updated(rid, "retrieved", new_docs=[h.id for h in new])
             if new:
-                yield C.context_event(rid, new, got)
+                yield context_event(rid, new, got)
 
         rid, hits = yield from _retrieval_node(ctx, question, cfg.k_per_step, name, qid, 1,
                                                step=0)
@@ -204,16 +207,16 @@ class Ircot(Method):
         for step in range(1, cfg.max_steps + 1):
             yield ctx.set_phase("reason")
             tid = ctx.node_id("t")
-            passages = C.format_passages(docs, cfg.passage_chars, numbered=False,
+            passages = format_passages(docs, cfg.passage_chars, numbered=False,
                                          cuts=[cuts[h.id] for h in docs])
             calls: list[T.Event] = []
-            comp = yield from C.tap(ctx.generate(
+            comp = yield from tap(ctx.generate(
                 "cot", P.ircot_step(passages, question, thoughts),
-                C.greedy(cfg.cot_max_tokens, stop=["\n"]), node_id=tid,
+                greedy(cfg.cot_max_tokens, stop=["\n"]), node_id=tid,
                 prompt_version=P.VERSION), calls)
             text = " ".join(comp.text.split())
             has_answer = P.LEADIN.lower() in text.lower() or "the answer is" in text.lower()
-            sentence = text if has_answer else C.first_sentence(text)
+            sentence = text if has_answer else first_sentence(text)
             new = ctx.whatif.step(tid, sentence)
             if new != sentence:
                 sentence = new
@@ -224,7 +227,7 @@ class Ircot(Method):
                                layer=layer, state="done", step=step, raw_output=comp.text,
                                has_answer=has_answer,
                                call_ids=[c.llm_call_id for c in calls])
-            sc = C.score_dict(comp)
+            sc = score_dict(comp)
             if sc:
                 yield T.node_scored(tid, {k: sc[k] for k in ("perplexity", "confidence")},
                                     call_id=calls[-1].llm_call_id if calls else None)
@@ -251,7 +254,7 @@ class Ircot(Method):
                                       comp, [], score_call=calls[-1].llm_call_id if calls else None)
             return
         yield T.custom("ircot_stopped", None, reason="step limit", steps=len(thoughts))
-        passages = C.format_passages(docs, cfg.passage_chars, numbered=False,
+        passages = format_passages(docs, cfg.passage_chars, numbered=False,
                                      cuts=[cuts[h.id] for h in docs])
         yield from _answer_call(ctx, P.ircot_read(passages, question, thoughts),
                                 cfg.answer_max_tokens, [parent], layer + 1)

@@ -44,7 +44,8 @@ from .mindmap import MMNode, bfs_order, force_end, grow, norm_q
 from .retrieval import (TripleEmbedder, added_triple, describe, description_events,
                                 retrieval_events, retrieve, triple_id, validate_global,
                                 validate_local)
-from ..common import hit_at_1, normalize_answer, require_kg
+from ..answers import hit_at_1, normalize_answer
+from ..graph import require_kg
 from . import prompts as P
 
 span_perplexity = R.span_perplexity

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ... import trace as T
-from ..common import tap
+from ..graph import tap
 from . import prompts as P
 
 

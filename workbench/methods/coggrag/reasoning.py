@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ... import trace as T
 from ...llm.base import ScoreRequest
-from ..common import normalize_answer, tap
+from ..answers import normalize_answer
+from ..graph import tap
 from .mindmap import MMNode, descendants
 from . import prompts as P
 

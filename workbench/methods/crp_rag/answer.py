@@ -8,7 +8,9 @@ from typing import Any, Iterator
 
 from ... import trace as T
 from .. import answer_span as S
-from .. import common as C
+from ..answers import REFUSAL_TEXT, extract_answer
+from ..generation import greedy, score_dict
+from ..graph import tap
 from ..base import RunContext
 from ..batched import InOrder, together
 from .config import CrpRagConfig
@@ -36,10 +38,10 @@ def path_answer(ctx: RunContext, q: str, nodes: dict[str, Any], root_id: str, p:
     calls: list[T.Event] = []
     steps = [x for x in c if x != root_id] or [root_id]
     if cfg.no_iterative_reasoning:
-        comp = yield from C.tap(ctx.generate(
+        comp = yield from tap(ctx.generate(
             "path_answer", P.path_oneshot(q, [(nodes[x].content, nodes[x].knowledge)
                                              for x in steps]),
-            C.greedy(cfg.step_max_tokens), node_id=steps[-1], prompt_version=P.VERSION), calls)
+            greedy(cfg.step_max_tokens), node_id=steps[-1], prompt_version=P.VERSION), calls)
         a_c = " ".join(comp.text.split())
         yield T.custom("step_reasoned", steps[-1], path_id=p, condition=q,
                        step="(all steps at once)", knowledge_used=None, result=a_c)
@@ -49,10 +51,10 @@ def path_answer(ctx: RunContext, q: str, nodes: dict[str, Any], root_id: str, p:
         a_c = ""
         for i, x in enumerate(steps):
             cond = P.condition_text(q, done)
-            comp = yield from C.tap(ctx.generate(
+            comp = yield from tap(ctx.generate(
                 "reason", P.step(cond, nodes[x].content, nodes[x].knowledge or "(none)",
                                  last=i == len(steps) - 1),
-                C.greedy(cfg.step_max_tokens), node_id=x, prompt_version=P.VERSION), calls)
+                greedy(cfg.step_max_tokens), node_id=x, prompt_version=P.VERSION), calls)
             a_c = " ".join(comp.text.split()) or "(no result)"
             done.append((nodes[x].content, a_c))
             yield T.custom("step_reasoned", x, path_id=p, condition=cond,
@@ -116,11 +118,11 @@ def paths_and_answer(ctx: RunContext, q: str, nodes: dict[str, Any],
                        closest_path=closest[1] if closest else None,
                        closest_path_id=closest[0] if closest else None)
         rid = ctx.node_id("r")
-        yield T.node_added(rid, "refusal", C.REFUSAL_TEXT, parents=[root_id],
+        yield T.node_added(rid, "refusal", REFUSAL_TEXT, parents=[root_id],
                            layer=max(v.iteration for v in nodes.values()) + 1,
                            state="refused", reason=reason,
                            closest_path=closest[1] if closest else None)
-        yield T.answer(C.REFUSAL_TEXT, refused=True, reason=reason, node_id=rid)
+        yield T.answer(REFUSAL_TEXT, refused=True, reason=reason, node_id=rid)
         return
 
     results: dict[str, dict[str, str]] = {}
@@ -136,9 +138,9 @@ def paths_and_answer(ctx: RunContext, q: str, nodes: dict[str, Any],
         final = answers[0][1]
     else:
         calls: list[T.Event] = []
-        parsed = yield from C.tap(ctx.generate_json(
+        parsed = yield from tap(ctx.generate_json(
             "integrate", P.abstract(q, [a for _, a, _ in answers]), P.ABSTRACT_SCHEMA,
-            C.greedy(cfg.answer_max_tokens), node_id=root_id, prompt_version=P.VERSION,
+            greedy(cfg.answer_max_tokens), node_id=root_id, prompt_version=P.VERSION,
             validate=_valid_abstract), calls)
         if calls:
             integ_call = calls[-1]
@@ -156,11 +158,11 @@ def paths_and_answer(ctx: RunContext, q: str, nodes: dict[str, Any],
         s = integ_call.data.get("scores") or {}
         fin_ppl, conf = s.get("perplexity"), s.get("confidence")
     elif last_comp is not None:
-        s = C.score_dict(last_comp)
+        s = score_dict(last_comp)
         fin_ppl, conf = s.get("perplexity"), s.get("confidence")
     sinks = list(dict.fromkeys(c[-1] for _, _, c in answers))
     layer = max(v.iteration for v in nodes.values()) + 1
-    sp = yield from S.extract(ctx, q, final, C.extract_answer(final) or final,
+    sp = yield from S.extract(ctx, q, final, extract_answer(final) or final,
                               parents=sinks, layer=layer, enabled=cfg.answer_span)
     aid = ctx.node_id("a")
     yield T.node_added(aid, "answer", sp.text, parents=sp.parents,

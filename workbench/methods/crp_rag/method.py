@@ -41,7 +41,11 @@ from typing import Any, Iterator
 import numpy as np
 
 from ... import trace as T
-from .. import common as C
+from ..answers import extract_answer, first_sentence, is_unknown
+from ..embeddings import cosine_matrix, embedder_name, embedder_of
+from ..generation import derive_seed, greedy, sampled, score_dict
+from ..graph import tap
+from ..passages import context_event, format_passages, hit_brief, retriever_name
 from .. import context_select as CS
 from .. import answer_span as S
 from .. import fitted
@@ -253,7 +257,7 @@ class CrpRag(Method):
     def _construct(self, ctx: RunContext, q: str, nodes: dict[str, _Node],
                    root_id: str) -> Iterator[T.Event]:
         cfg: CrpRagConfig = ctx.config
-        emb = C.embedder_of(ctx)
+        emb = embedder_of(ctx)
         n = 0
         reason = "all_sinks_final"
         forced: list[str] = []
@@ -291,7 +295,7 @@ class CrpRag(Method):
                        depth=depth, iterations=n)
         yield T.custom("sibling_near_duplicates", None, pairs=sib[0], near_duplicates=sib[1],
                        rate=round(sib[1] / sib[0], 4) if sib[0] else None,
-                       threshold=SIBLING_DUP_SIM, embedder=C.embedder_name(emb),
+                       threshold=SIBLING_DUP_SIM, embedder=embedder_name(emb),
                        proposals=cfg.proposals)
 
     def _propose(self, ctx: RunContext, q: str, nodes: dict[str, _Node], v: _Node, n: int,
@@ -313,10 +317,10 @@ class CrpRag(Method):
                 cands: list[_Proposal] | None) -> Iterator[Any]:
         cfg: CrpRagConfig = ctx.config
         v, n = sink.v, sink.n
-        seed = C.derive_seed(ctx.seed, "crp-gen", n, v.id, s)
-        params = C.sampled(cfg.gen_max_tokens, cfg.gen_temperature, cfg.gen_top_p, seed)
+        seed = derive_seed(ctx.seed, "crp-gen", n, v.id, s)
+        params = sampled(cfg.gen_max_tokens, cfg.gen_temperature, cfg.gen_top_p, seed)
         calls: list[T.Event] = []
-        parsed = yield from C.tap(ctx.generate_json(
+        parsed = yield from tap(ctx.generate_json(
             "propose", P.gen(q, known, cfg.named_steps), P.GEN_SCHEMA, params, node_id=v.id,
             prompt_version=self.pv, validate=_valid_step), calls)
         yield InOrder(self._take(ctx, q, sink, s, seed, parsed, calls, cands))
@@ -355,11 +359,11 @@ class CrpRag(Method):
         """proposals=list: one sampled P_gen call for sink ``v`` returning its next steps."""
         cfg: CrpRagConfig = ctx.config
         v, n = sink.v, sink.n
-        seed = C.derive_seed(ctx.seed, "crp-gen-list", n, v.id)
-        params = C.sampled(cfg.gen_max_tokens * cfg.list_max_steps, cfg.gen_temperature,
+        seed = derive_seed(ctx.seed, "crp-gen-list", n, v.id)
+        params = sampled(cfg.gen_max_tokens * cfg.list_max_steps, cfg.gen_temperature,
                            cfg.gen_top_p, seed)
         calls: list[T.Event] = []
-        parsed = yield from C.tap(ctx.generate_json(
+        parsed = yield from tap(ctx.generate_json(
             "propose", P.gen_list(q, known, cfg.named_steps, cfg.list_max_steps),
             P.gen_list_schema(cfg.list_max_steps), params, node_id=v.id,
             prompt_version=self.pv, validate=_valid_steps), calls)
@@ -431,7 +435,7 @@ class CrpRag(Method):
             return [], []
         cands = sorted(cands, key=lambda c: (self._id_key(c.parent), c.sample_idx))
         vecs = np.asarray(emb.encode([c.text for c in cands]), dtype=np.float32)
-        sim = C.cosine_matrix(vecs)
+        sim = cosine_matrix(vecs)
         m = len(cands)
         pairs = [(i, j) for i in range(m) for j in range(i + 1, m)
                  if cands[i].parent == cands[j].parent]
@@ -442,7 +446,7 @@ class CrpRag(Method):
                        sibling_near_duplicates=near,
                        proposals=[c.pid for c in cands], texts=[c.text for c in cands],
                        matrix=np.round(sim, 4).tolist(), tau_combine=cfg.tau_combine,
-                       embedder=C.embedder_name(emb), merging=cfg.structure == "graph")
+                       embedder=embedder_name(emb), merging=cfg.structure == "graph")
         adj = (sim > cfg.tau_combine) & ~np.eye(m, dtype=bool)
         groups = _components(adj) if cfg.structure == "graph" else [[i] for i in range(m)]
         built: list[dict[str, Any]] = yield from together(
@@ -498,9 +502,9 @@ class CrpRag(Method):
         sims = [[cands[i].pid, cands[j].pid, round(float(sim[i, j]), 4)]
                 for a, i in enumerate(g) for j in g[a + 1:]]
         calls: list[T.Event] = []
-        parsed = yield from C.tap(ctx.generate_json(
+        parsed = yield from tap(ctx.generate_json(
             "combine", P.combine(q, texts, cfg.comparison_demos), P.COMBINE_SCHEMA,
-            C.greedy(cfg.gen_max_tokens),
+            greedy(cfg.gen_max_tokens),
             node_id=parents[0], prompt_version=self.pv, validate=_valid_step), calls)
         fallback = parsed is None or not parsed[0]
         if fallback:
@@ -522,29 +526,29 @@ class CrpRag(Method):
     def _kra(self, ctx: RunContext, q: str, v: _Node) -> Iterator[T.Event]:
         cfg: CrpRagConfig = ctx.config
         query = f"{q} {v.content}" if cfg.query_with_question else v.content
-        hits = yield from ctx.retrieve(v.id, query, cfg.top_k, C.retriever_name(ctx, cfg.retriever))
-        docs = [C.hit_brief(h) for h in hits]
+        hits = yield from ctx.retrieve(v.id, query, cfg.top_k, retriever_name(ctx, cfg.retriever))
+        docs = [hit_brief(h) for h in hits]
         yield T.custom("node_retrieved", v.id, query=query, k=cfg.top_k, docs=docs)
         yield T.node_updated(v.id, "retrieved", retrieval_query=query, docs=docs)
         cuts = CS.select_many([h.text for h in hits], query, cfg.passage_chars, cfg.context,
                               [h.title for h in hits])
         if any(c.cut_chars for c in cuts):
-            yield C.context_event(v.id, hits, cuts)
-        passages = C.format_passages(hits, cfg.passage_chars, numbered=False, cuts=cuts)
+            yield context_event(v.id, hits, cuts)
+        passages = format_passages(hits, cfg.passage_chars, numbered=False, cuts=cuts)
         if cfg.no_aggregation:
             knowledge = passages
             call_id = None
         else:
             calls: list[T.Event] = []
-            comp = yield from C.tap(ctx.generate(
+            comp = yield from tap(ctx.generate(
                 "aggregate",
                 P.aggregate(v.content, passages, cfg.integration_prompt, cfg.comparison_demos),
-                C.greedy(cfg.summary_max_tokens),
+                greedy(cfg.summary_max_tokens),
                 node_id=v.id, prompt_version=self.pv), calls)
             knowledge = " ".join(comp.text.split()) or "(empty summary)"
             call_id = calls[-1].llm_call_id if calls else None
         v.knowledge = knowledge
-        v.apology = (not cfg.no_aggregation) and C.is_unknown(C.first_sentence(knowledge))
+        v.apology = (not cfg.no_aggregation) and is_unknown(first_sentence(knowledge))
         yield T.custom("node_aggregated", v.id, knowledge=knowledge, length=len(knowledge),
                        apology=v.apology, aggregated=not cfg.no_aggregation, call_id=call_id)
         yield T.node_updated(v.id, "aggregated", knowledge=knowledge, apology=v.apology)
@@ -554,13 +558,13 @@ class CrpRag(Method):
         cfg: CrpRagConfig = ctx.config
         sentinel = cfg.sufficiency_mode == "ppl+unknown"
         calls: list[T.Event] = []
-        comp = yield from C.tap(ctx.generate(
+        comp = yield from tap(ctx.generate(
             "evaluate", P.evaluate(v.content, v.knowledge, sentinel, cfg.eval_shots),
-            C.greedy(cfg.eval_max_tokens), node_id=v.id, prompt_version=self.pv), calls)
+            greedy(cfg.eval_max_tokens), node_id=v.id, prompt_version=self.pv), calls)
         ans = comp.text.strip()
-        sc = C.score_dict(comp)
+        sc = score_dict(comp)
         ppl = comp.scores().perplexity          # unrounded: the decision uses the exact value
-        unknown = C.is_unknown(ans)
+        unknown = is_unknown(ans)
         reasons = []
         if ppl is None:
             reasons.append("empty evaluation answer")
@@ -600,7 +604,7 @@ class CrpRag(Method):
         n_hit = round(len(order) * cfg.noise_pct / 100.0)
         if not n_hit:
             return
-        seed = C.derive_seed(ctx.seed, "crp-noise", mode, len(order))
+        seed = derive_seed(ctx.seed, "crp-noise", mode, len(order))
         rnd = random.Random(seed)
         hit = sorted(rnd.sample(order, n_hit), key=self._id_key)
         fixed = NOISE_STEPS if mode == "nodes" else NOISE_KNOWLEDGE
@@ -617,7 +621,7 @@ class CrpRag(Method):
             task = P.NOISE_TASKS[salt % len(P.NOISE_TASKS)]
             comp = yield from ctx.generate(
                 "noise", P.noise(mode, task),
-                C.greedy(cfg.gen_max_tokens if mode == "nodes" else cfg.summary_max_tokens),
+                greedy(cfg.gen_max_tokens if mode == "nodes" else cfg.summary_max_tokens),
                 node_id=v.id, prompt_version=self.pv)
             noise = " ".join(comp.text.split()) or fixed
         else:
@@ -649,13 +653,13 @@ class CrpRag(Method):
         yield T.path_event("p1", [root.id], "selected", max_ppl=root.ppl, mean_ppl=root.ppl,
                            length=1, truncated=False)
         calls: list[T.Event] = []
-        comp = yield from C.tap(ctx.generate(
+        comp = yield from tap(ctx.generate(
             "reason", P.step(P.condition_text(q, []), q, root.knowledge, last=True),
-            C.greedy(cfg.step_max_tokens), node_id=root.id, prompt_version=self.pv), calls)
+            greedy(cfg.step_max_tokens), node_id=root.id, prompt_version=self.pv), calls)
         a = " ".join(comp.text.split())
         yield T.custom("path_answered", None, path_id="p1", answer=a)
-        sc = C.score_dict(comp)
-        sp = yield from S.extract(ctx, q, a, C.extract_answer(a) or a, parents=[root.id],
+        sc = score_dict(comp)
+        sp = yield from S.extract(ctx, q, a, extract_answer(a) or a, parents=[root.id],
                                   layer=1, enabled=cfg.answer_span)
         aid = ctx.node_id("a")
         yield T.node_added(aid, "answer", sp.text, parents=sp.parents,

@@ -31,7 +31,8 @@ from . import router as frag_router
 from . import declarations as D
 from ..base import Method, RunContext
 from ..batched import batch_knob, together
-from ..common import hit_at_1, require_kg
+from ..answers import hit_at_1
+from ..graph import require_kg
 from ..fitted import FitRecord
 from .feedback import feedback_events
 from .kg import has_entity, kg_min_hops, namer

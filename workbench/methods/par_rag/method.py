@@ -35,7 +35,11 @@ from ... import trace as T
 from ...config import Preset, PresetConfig, knob
 from ...datasets.base import Question
 from ...knowledge.types import Hit
-from .. import common as C
+from ..answers import extract_answer, normalize_answer, parse_citations, strip_citations
+from ..embeddings import embedder_name, embedder_of
+from ..generation import derive_seed, greedy, score_dict
+from ..graph import question_node, tap
+from ..passages import fit_passages, format_passages, hit_brief, passage_line, retriever_name, rrf_merge
 from .. import context_select as CS
 from .. import fitted
 from . import declarations as D
@@ -273,7 +277,7 @@ def hop_seeds(questions: list[Question]) -> list[Question]:
 
 
 def _same(a: str, b: str) -> bool:
-    return C.normalize_answer(a) == C.normalize_answer(b)
+    return normalize_answer(a) == normalize_answer(b)
 
 
 # ----------------------------------------------------------------------------- method
@@ -338,7 +342,7 @@ class ParRag(Method):
         cfg: ParRagConfig = ctx.config
         pv = P.VERSION
         yield ctx.set_phase("plan")
-        qid, ev = C.question_node(ctx, question)
+        qid, ev = question_node(ctx, question)
         yield ev
         if "par_questions" not in ctx.extra:
             for rec in self.fitted_state(cfg):
@@ -406,13 +410,13 @@ class ParRag(Method):
         tr_text = "\n".join(t["rendered"] for t in trajectory)
         aid = ctx.node_id("a")
         calls: list[T.Event] = []
-        comp = yield from C.tap(ctx.generate("final", P.final(question, tr_text),
-                                             C.greedy(cfg.final_max_tokens), node_id=aid,
+        comp = yield from tap(ctx.generate("final", P.final(question, tr_text),
+                                             greedy(cfg.final_max_tokens), node_id=aid,
                                              prompt_version=pv), calls)
         raw = comp.text.strip()
-        final = C.extract_answer(raw, (P.LEADIN.lower(), "the answer is", "answer:"))
+        final = extract_answer(raw, (P.LEADIN.lower(), "the answer is", "answer:"))
         idk = not final or bool(re.search(r"don'?t know|\bunknown\b", final, re.I))
-        sc = C.score_dict(comp)
+        sc = score_dict(comp)
         last = steps[exec_idx[-1]]
         yield T.custom("final_answer", aid, answer=final, raw_output=raw, idk=idk,
                        trajectory=[t["index"] for t in trajectory],
@@ -446,8 +450,8 @@ class ParRag(Method):
             h = cfg.manual_hops
         elif method == "llm":
             calls: list[T.Event] = []
-            comp = yield from C.tap(ctx.generate(
-                "complexity", P.hops(q), C.greedy(2, grammar=P.HOPS_GRAMMAR), node_id=cx,
+            comp = yield from tap(ctx.generate(
+                "complexity", P.hops(q), greedy(2, grammar=P.HOPS_GRAMMAR), node_id=cx,
                 prompt_version=P.VERSION), calls)
             m = re.search(r"[1-4]", comp.text)
             h = int(m.group()) if m else 2
@@ -459,7 +463,7 @@ class ParRag(Method):
                 seeds = [s for s in hop_seeds(source_questions(ctx))
                          if not _same(s.question, q)]
                 if seeds:
-                    emb = C.embedder_of(ctx)
+                    emb = embedder_of(ctx)
                     vq = np.asarray(emb.encode([q]), dtype=np.float32)[0]
                     vs = np.asarray(emb.encode([s.question for s in seeds]), dtype=np.float32)
                     sims = vs @ vq
@@ -477,7 +481,7 @@ class ParRag(Method):
                         h = max(probs, key=lambda k: (probs[k], -k))
                     est["neighbours"] = nb
                     est["embedding_dim"] = int(vq.shape[0])
-                    est["embedder"] = C.embedder_name(emb)
+                    est["embedder"] = embedder_name(emb)
                 else:
                     note = "no hop-labelled seed questions: fell back to the heuristic"
             if not h:
@@ -519,11 +523,11 @@ class ParRag(Method):
                 out["hop_bucket"] = near
                 out["note"] = f"no exemplar with hop={h}; used the nearest bucket hop={near}"
         if strategy == "random":
-            rnd = random.Random(C.derive_seed(ctx.seed, "par-exemplar", q))
+            rnd = random.Random(derive_seed(ctx.seed, "par-exemplar", q))
             chosen = sorted(rnd.sample(pool, min(cfg.n_exemplars, len(pool))), key=lambda e: e.id)
             cands = [(e, None) for e in pool]
         else:
-            emb = C.embedder_of(ctx)
+            emb = embedder_of(ctx)
             vq = np.asarray(emb.encode([q]), dtype=np.float32)[0]
             vs = np.asarray(emb.encode([e.question for e in pool]), dtype=np.float32)
             sims = vs @ vq
@@ -558,9 +562,9 @@ class ParRag(Method):
                     raise KeyError("Question")
             return steps
 
-        parsed = yield from C.tap(ctx.generate_json(
+        parsed = yield from tap(ctx.generate_json(
             "plan", P.plan(q, exemplars), P.plan_schema(cfg.max_plan_steps),
-            C.greedy(cfg.plan_max_tokens), node_id=plan_id, prompt_version=P.VERSION,
+            greedy(cfg.plan_max_tokens), node_id=plan_id, prompt_version=P.VERSION,
             validate=valid), calls)
         info["raw_output"] = calls[-1].data.get("output", "") if calls else ""
         if parsed is None:
@@ -579,27 +583,27 @@ class ParRag(Method):
     def _read(self, ctx: RunContext, st: _Step, parent: str, hits: list[Hit], attempt: int,
               retriever: str) -> Iterator[T.Event]:
         cfg: ParRagConfig = ctx.config
-        sources, kept, note = C.fit_passages(ctx.llm.count_tokens, hits, cfg.passage_chars,
+        sources, kept, note = fit_passages(ctx.llm.count_tokens, hits, cfg.passage_chars,
                                              cfg.context_tokens, context=cfg.context,
                                              queries=st.question_executed)
         rd = ctx.node_id("rd")
         calls: list[T.Event] = []
-        comp = yield from C.tap(ctx.generate("read", P.read(sources, st.question_executed),
-                                             C.greedy(cfg.read_max_tokens), node_id=rd,
+        comp = yield from tap(ctx.generate("read", P.read(sources, st.question_executed),
+                                             greedy(cfg.read_max_tokens), node_id=rd,
                                              prompt_version=P.VERSION), calls)
         raw = comp.text.strip()
-        nos, warnings = C.parse_citations(raw, len(kept))
+        nos, warnings = parse_citations(raw, len(kept))
         evidence = [kept[n - 1] for n in nos]
         uncited = not nos
         if uncited and cfg.evidence_when_uncited == "top" and kept:
             evidence = kept[:1]
-        answer = C.strip_citations(raw) or raw
+        answer = strip_citations(raw) or raw
         idk = bool(re.search(r"don'?t know", raw, re.I))
-        sc = C.score_dict(comp)
+        sc = score_dict(comp)
         yield T.node_added(rd, "read", answer or "(empty)", parents=[parent], layer=6,
                            state="answered", attempt=attempt, retriever=retriever,
                            answer_raw=raw, cited=nos, idk=idk, no_citation=uncited,
-                           evidence=[C.hit_brief(h) for h in evidence], context=note,
+                           evidence=[hit_brief(h) for h in evidence], context=note,
                            call_ids=[c.llm_call_id for c in calls], step=st.index)
         if sc:
             yield T.node_scored(rd, {k: sc[k] for k in ("perplexity", "confidence")})
@@ -608,14 +612,14 @@ class ParRag(Method):
                        tokens=comp.completion_tokens, latency_ms=round(comp.latency_ms, 3),
                        context=note)
         yield T.custom("evidence_extracted", rd, step=st.index, attempt=attempt,
-                       evidence=[C.hit_brief(h) for h in evidence], warnings=warnings,
+                       evidence=[hit_brief(h) for h in evidence], warnings=warnings,
                        no_citation=uncited)
         return rd, answer, evidence
 
     def _retrieve(self, ctx: RunContext, st: _Step, parent: str, attempt: int,
                   kind: str, dense_hits: list[Hit] | None = None) -> Iterator[T.Event]:
         cfg: ParRagConfig = ctx.config
-        name = C.retriever_name(ctx, cfg.dense_retriever if kind == "dense" else
+        name = retriever_name(ctx, cfg.dense_retriever if kind == "dense" else
                                 cfg.sparse_retriever)
         rid = ctx.node_id("r")
         yield T.node_added(rid, "retrieval", st.question_executed, parents=[parent], layer=5,
@@ -624,9 +628,9 @@ class ParRag(Method):
         hits = yield from ctx.retrieve(rid, st.question_executed, cfg.top_k, name)
         merged = False
         if kind == "sparse" and cfg.sparse_merge and dense_hits:
-            hits = C.rrf_merge([dense_hits, hits], cfg.top_k)
+            hits = rrf_merge([dense_hits, hits], cfg.top_k)
             merged = True
-        docs = [C.hit_brief(h) for h in hits]
+        docs = [hit_brief(h) for h in hits]
         yield T.node_updated(rid, "retrieved", docs=docs, merged_with_dense=merged)
         yield T.custom("retrieval_done", rid, step=st.index, attempt=attempt, retriever=name,
                        role=kind, query=st.question_executed, docs=docs, merged=merged)
@@ -638,16 +642,16 @@ class ParRag(Method):
         vf = ctx.node_id("vf")
         yield T.node_added(vf, "verify", f"Review step {st.index}", parents=[parent], layer=7,
                            state="created", step=st.index, display_only=display_only)
-        ev_text = C.format_passages(evidence, cfg.passage_chars, numbered=False,
+        ev_text = format_passages(evidence, cfg.passage_chars, numbered=False,
                                     context=cfg.context, queries=st.question_executed) \
             if evidence else "(no cited evidence)"
         errors = []
         comp, comp2 = yield from together(ctx, [
             ctx.generate("judge", P.judge(st.question_executed, answer, ev_text),
-                         C.greedy(4, grammar=P.JUDGE_GRAMMAR), node_id=vf,
+                         greedy(4, grammar=P.JUDGE_GRAMMAR), node_id=vf,
                          prompt_version=P.VERSION),
             ctx.generate("attribution", P.attribution(f"{st.question_executed} {answer}", ev_text),
-                         C.greedy(6, grammar=P.ATTR_GRAMMAR), node_id=vf,
+                         greedy(6, grammar=P.ATTR_GRAMMAR), node_id=vf,
                          prompt_version=P.VERSION)], cfg.batch_size)
         a_raw = comp.text.strip()
         A = _parse_score(a_raw)
@@ -705,14 +709,14 @@ class ParRag(Method):
         st.answer, st.evidence = answer, evidence
         st.status = "revised" if revised else "accepted"
         ev_lines = "\n".join(f"Evidence: "
-                             f"{C.passage_line(h, cfg.passage_chars, cfg.context, st.question_executed)}"
+                             f"{passage_line(h, cfg.passage_chars, cfg.context, st.question_executed)}"
                              for h in evidence) or "Evidence: (none cited)"
         rendered = (f"Step {st.index}. Thought: {st.thought or '-'}\n"
                     f"Question: {st.question_executed}\nAnswer: {answer}\n{ev_lines}")
         tj = ctx.node_id("tj")
         st.trajectory_node = tj
         rec = {"index": st.index, "thought": st.thought, "question": st.question_executed,
-               "answer": answer, "evidence": [C.hit_brief(h) for h in evidence],
+               "answer": answer, "evidence": [hit_brief(h) for h in evidence],
                "rendered": rendered, "node": tj}
         trajectory.append(rec)
         yield T.node_added(tj, "trajectory", f"T{st.index}: {answer}", parents=[last], layer=8,
@@ -734,7 +738,7 @@ class ParRag(Method):
                 line += " (evidence: " + "; ".join(e["title"] for e in t["evidence"]) + ")"
             lines.append(line)
         comp = yield from ctx.generate("refine", P.refine("\n".join(lines), nxt.question),
-                                       C.greedy(cfg.refine_max_tokens), node_id=nxt.node,
+                                       greedy(cfg.refine_max_tokens), node_id=nxt.node,
                                        prompt_version=P.VERSION)
         out = next((ln.strip() for ln in comp.text.splitlines() if ln.strip()), "")
         out = out.strip().strip("\"'").strip()
