@@ -28,7 +28,7 @@ import dataclasses
 import json
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import trace as T
