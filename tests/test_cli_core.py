@@ -4,7 +4,7 @@ from workbench.cli import main
 from workbench.llm.scripted import ScriptedBackend
 from workbench.execution import run_to_end
 from workbench.store import Store
-from tests.test_runner import _Toy, _ctx
+from tests.test_execution import _Toy, _ctx
 
 
 def test_models_lists_default(capsys):

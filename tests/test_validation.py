@@ -16,7 +16,7 @@ from workbench.execution import run_to_end
 from workbench.settings import Settings
 from workbench.store import Store, StoreError
 
-from tests.test_runner import _Toy, _ctx
+from tests.test_execution import _Toy, _ctx
 
 ROOT = Path(__file__).resolve().parents[1]
 
