@@ -418,11 +418,12 @@ FAMILIES = {
     "crp-rag": CRP_SMALL,
     "par-rag": {"dense_retriever": "bm25", "top_k": 2, "max_plan_steps": 2,
                 "passage_chars": 300, "complexity_estimator": "manual", "manual_hops": 2},
-    # a two-level mind map of at most 3 nodes, short answers
-    "coggrag": {"max_level": 1, "max_children": 2, "max_nodes": 3, "max_tokens_decompose": 96,
-                "max_tokens_extract": 96, "max_tokens_reason": 64, "max_tokens_rethink": 48,
-                "max_tokens_verify": 16},
-    "frag": {},
+    # the small settings of tests/test_methods_kg_real.py, fewer triples and no
+    # self-verification (the KG evidence sits before all reasoning, so each re-run redoes it)
+    "coggrag": {"max_level": 1, "max_children": 2, "max_items": 2, "local_extraction": "batched",
+                "max_tokens_decompose": 100, "max_tokens_extract": 100, "max_tokens_reason": 64,
+                "k_max": 10, "verification": False},
+    "frag": {"path_top_u": 8},
     "standard-rag": {"retriever": "bm25", "top_k": 2},
 }
 
