@@ -104,8 +104,10 @@ def test_walk_every_page_with_a_real_model(browser, tmp_path):
         exp = page.locator("[data-testid=stExpander]").filter(has_text="Knobs").first
         exp.locator("summary").first.click()
         _settled(page)
+        # two nodes and two passages: the CRP-RAG run took 155 s of this walk's 192 with
+        # the default node budget
         for name, value in (("retriever", "bm25"), ("max_iterations", "1"),
-                            ("samples_per_sink", "1")):
+                            ("samples_per_sink", "1"), ("max_nodes", "2"), ("top_k", "2")):
             _knob(page, exp, name, value)
         exp.locator("summary").first.click()
         _settled(page)
