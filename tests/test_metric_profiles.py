@@ -136,7 +136,7 @@ def test_official_profile_matches_the_official_scripts(pred, golds, em, f1, cont
 
 @pytest.mark.parametrize("pred,golds,em,f1,cont", CASES)
 def test_one_contains_match_everywhere(pred, golds, em, f1, cont):
-    """The benchmarks' accuracy (methods.common.contains_gold) and the evals' contains
+    """The benchmarks' accuracy (methods.answers.contains_gold) and the evals' contains
     (eval.metrics.contains_match) are one function, in every profile."""
     gl = [golds] if isinstance(golds, str) else golds
     for prof in M.METRIC_PROFILES:
