@@ -380,7 +380,7 @@ def test_the_counterfactual_graph_grows_on_the_page_while_it_runs(ui):
     finally:
         gate.set()
     assert job.join(30) and job.status == "done", job.error
-    assert WV.live_counts(T.Trace.fold(job.live))["fresh"] == job.result.fresh_calls
+    assert WV.call_costs(None, T.Trace.fold(job.live))["fresh"] == job.result.fresh_calls
 
 
 def test_surrogate_rows_carry_the_weight_and_colour_by_it():

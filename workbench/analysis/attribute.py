@@ -130,12 +130,8 @@ def attribute(store: Any, run_id: str, node: str, *, llm: Any, build: Build | No
         out.answer_logprob = _logprob(llm, base["prompt"], base["output"])
 
     def variant(drop: list[str], key: str, title: str) -> ItemEffect:
-        eff, res = _effect(store, run_id, Intervention(node, drop=drop), key, title, llm=llm,
-                           build=build, write=write, base=base, base_lp=out.answer_logprob)
-        out.correct = res.parent_correct
-        out.fresh_calls += res.fresh_calls
-        out.replayed_calls += res.replayed_calls
-        return eff
+        return _effect(store, run_id, Intervention(node, drop=drop), key, title, llm=llm,
+                       build=build, write=write, base=base, into=out)
 
     if len(items) > loo_max and out.answer_logprob is not None:
         _surrogate(out, items, variant, samples or 2 * len(items), seed)
@@ -256,11 +252,8 @@ def attribute_path(store: Any, run_id: str, *, llm: Any, build: Build | None = N
         out.answer_logprob = _logprob(llm, base["prompt"], base["output"])
     for nid in nodes:
         ids = [pid for pid, _ in evidence_items(tr.nodes[nid])]
-        eff, res = _effect(store, run_id, Intervention(nid, drop=ids), "*", "", llm=llm,
-                           build=build, write=write, base=base, base_lp=out.answer_logprob)
-        out.correct = res.parent_correct
-        out.fresh_calls += res.fresh_calls
-        out.replayed_calls += res.replayed_calls
+        eff = _effect(store, run_id, Intervention(nid, drop=ids), "*", "", llm=llm,
+                      build=build, write=write, base=base, into=out)
         n = tr.nodes[nid]
         out.nodes.append(NodeEffect(nid, n.kind, n.text or "", len(ids), eff))
     return out
@@ -268,17 +261,21 @@ def attribute_path(store: Any, run_id: str, *, llm: Any, build: Build | None = N
 
 def _effect(store: Any, run_id: str, iv: Intervention, key: str, title: str, *, llm: Any,
             build: Build | None, write: bool, base: dict[str, Any] | None,
-            base_lp: float | None) -> tuple[ItemEffect, Any]:
+            into: Attribution | PathAttribution) -> ItemEffect:
     """One what-if and what it did to the answer, with the teacher-forced change in the
-    log-probability of the original answer's output (``base``, scored ``base_lp``)."""
+    log-probability of the original answer's output (``base``, scored as
+    ``into.answer_logprob``); its calls and the original's correctness go to ``into``."""
     res = whatif(store, run_id, iv, llm=llm, build=build, write=write)
     delta = None
-    if base_lp is not None and res.answer_call is not None:
+    if into.answer_logprob is not None and res.answer_call is not None:
         lp = _logprob(llm, res.answer_call["prompt"], base["output"])
-        delta = None if lp is None else round(lp - base_lp, 4)
+        delta = None if lp is None else round(lp - into.answer_logprob, 4)
+    into.correct = res.parent_correct
+    into.fresh_calls += res.fresh_calls
+    into.replayed_calls += res.replayed_calls
     return ItemEffect(key, title, res.answer, res.answer_changed, res.correct,
                       res.correct != res.parent_correct, res.fresh_calls,
-                      res.replayed_calls, res.run_id, delta), res
+                      res.replayed_calls, res.run_id, delta)
 
 
 def _logprob(llm: Any, prompt: str, continuation: str) -> float | None:

@@ -421,21 +421,12 @@ def _job_panel(job: CounterfactualJob, *, key: str) -> None:
     panel()
 
 
-def live_counts(tr: Trace) -> dict[str, int]:
-    """Calls of a growing re-run so far, by how each was answered (see :func:`call_kind`)."""
-    out = {"replayed": 0, "fresh": 0, "reused": 0}
-    for c in tr.llm_calls.values():
-        k = call_kind(c)
-        out[k] = out.get(k, 0) + 1
-    return out
-
-
 def _live_graph(job: CounterfactualJob, *, key: str) -> None:
     """The counterfactual as it grows, drawn like a live run on Ask. Node ids are the
     re-run's own until it ends; the stored result carries the original run's ids."""
     from . import widgets as W
     tr = Trace.fold(list(job.live))
-    n = live_counts(tr)
+    n = call_costs(None, tr)
     st.caption(f"So far: {len(tr.nodes)} nodes; {n['replayed']} "
                f"call{'' if n['replayed'] == 1 else 's'} replayed from the stored run, "
                f"{n['fresh']} run on the model"
