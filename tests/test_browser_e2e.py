@@ -113,6 +113,24 @@ def _graph_frame(page, timeout: float = 60.0):
     raise AssertionError("the graph component never appeared (see tests/artifacts/e2e_failure.png)")
 
 
+def _graph_eval(page, js: str, timeout: float = 60.0):
+    """``evaluate`` in the graph frame, found afresh when a rerun replaced it meanwhile.
+
+    A click on a node reruns the page, which may swap the graph's iframe for a new one
+    between finding the frame and reading it (CI: "Frame was detached" on the label read
+    right after the inspector had opened).
+    """
+    deadline = time.time() + timeout
+    while True:
+        frame = _graph_frame(page, max(1.0, deadline - time.time()))
+        try:
+            return frame.evaluate(js)
+        except Exception:            # noqa: BLE001 - detached or redrawn meanwhile
+            if time.time() >= deadline:
+                raise
+            page.wait_for_timeout(200)
+
+
 def _nodes_in(frame) -> int:
     try:
         return int(frame.evaluate("window.wbNodeCount || 0"))
@@ -252,10 +270,10 @@ def test_demo_question_with_default_model(browser, tmp_path):
         assert labels and any(lbl.strip() for lbl in labels), labels
         page.screenshot(path=str(ARTIFACTS / "e2e_ask_graph.png"))
         # Click a node on the canvas: the inspector follows.
-        target = frame.evaluate("""() => { const n = window.wbNetwork; const ids = n.body.data.nodes.getIds();
+        target = _graph_eval(page, """() => { const n = window.wbNetwork; const ids = n.body.data.nodes.getIds();
             const id = ids[ids.length - 1]; const p = n.canvasToDOM(n.getPositions([id])[id]);
             return {id: id, x: p.x, y: p.y}; }""")
-        frame.locator("canvas").click(position={"x": target["x"], "y": target["y"]})
+        _graph_frame(page, 60).locator("canvas").click(position={"x": target["x"], "y": target["y"]})
         page.get_by_text(f"{target['id']} ·", exact=False).first.wait_for(timeout=20_000)
         _open_tab(page, "LLM calls")
         time.sleep(1.0)
@@ -412,15 +430,13 @@ def _scored_step_in_inspector(page, shot: Path) -> None:
     headline and score table show one number; a waterfall bar then opens its own node."""
     import re
     chart = _waterfall_chart(page)
-    frame = _graph_frame(page, 60)
     find = """() => window.wbNetwork.body.data.nodes.get().filter(
         n => ['step', 'final'].includes(n.kind) && /perplexity \\d/.test(n.label)).map(n => n.id)"""
     step = []
     deadline = time.time() + 240
     while time.time() < deadline and not step:
         page.wait_for_timeout(300)
-        frame = _graph_frame(page, 60)
-        step = frame.evaluate(find)
+        step = _graph_eval(page, find)
     assert step, "no step node was scored"
     try:                                 # the run may end on its own meanwhile
         page.get_by_role("button", name="Stop").click(timeout=5_000)
@@ -428,16 +444,15 @@ def _scored_step_in_inspector(page, shot: Path) -> None:
         pass
     page.get_by_text(re.compile(r"^(interrupted|finished)$")).first.wait_for(timeout=240_000)
     _settled(page)
-    frame = _graph_frame(page, 60)
     nid = step[0]
-    p = frame.evaluate(f"""() => {{ const n = window.wbNetwork;
+    p = _graph_eval(page, f"""() => {{ const n = window.wbNetwork;
         return n.canvasToDOM(n.getPositions([{nid!r}])[{nid!r}]); }}""")
-    frame.locator("canvas").click(position={"x": p["x"], "y": p["y"]})
+    _graph_frame(page, 60).locator("canvas").click(position={"x": p["x"], "y": p["y"]})
     # "v2 · reasoning step" or, for the last step of a path, "v2 · final reasoning step"
     page.get_by_text(re.compile(rf"^{re.escape(nid)} · (final )?reasoning step")).first.wait_for(
         timeout=20_000)
     _settled(page)
-    label = frame.evaluate(f"window.wbNetwork.body.data.nodes.get({nid!r}).label")
+    label = _graph_eval(page, f"window.wbNetwork.body.data.nodes.get({nid!r}).label")
     num = re.search(r"perplexity (\d+\.\d{3})", label).group(1)
     # the headline: a short metric label, then a line naming the call the number is from
     head = page.locator("[data-testid=stMetric]").filter(has_text="Perplexity").first
@@ -445,7 +460,7 @@ def _scored_step_in_inspector(page, shot: Path) -> None:
     whence = page.get_by_text(re.compile(rf"^Perplexity {re.escape(num)} .*of the .* call"))
     assert whence.count() >= 1, label
     # the newly clicked node carries the selection emphasis, no other node does
-    widths = frame.evaluate("""() => window.wbNetwork.body.data.nodes.get().filter(
+    widths = _graph_eval(page, """() => window.wbNetwork.body.data.nodes.get().filter(
         n => n.borderWidth === 5).map(n => n.id)""")
     assert widths == [nid], widths
     # the score table: a canvas grid, mirrored for screen readers in a table that holds the
@@ -476,9 +491,9 @@ def _scored_step_in_inspector(page, shot: Path) -> None:
     emphasised = """() => window.wbNetwork.body.data.nodes.get().filter(
         n => n.borderWidth === 5).map(n => n.id)"""
     deadline = time.time() + 60          # the page reruns: the graph and inspector follow
-    while time.time() < deadline and _graph_frame(page, 60).evaluate(emphasised) != [target]:
+    while time.time() < deadline and _graph_eval(page, emphasised) != [target]:
         page.wait_for_timeout(300)
-    assert _graph_frame(page, 60).evaluate(emphasised) == [target]
+    assert _graph_eval(page, emphasised) == [target]
     page.locator("[data-testid=stMarkdownContainer]").filter(
         has_text=re.compile(rf"^{re.escape(target)} · ")).first.wait_for(timeout=30_000)
 
@@ -673,8 +688,7 @@ def test_triage_breaking_node_and_failure_class_chart(browser, tmp_path, default
         page.get_by_text("Chain breaks at").first.wait_for(timeout=90_000)
         label = CLASS_LABELS[t.failure_class]
         assert page.get_by_text(f"Failure class {label}").count() >= 1
-        frame = _graph_frame(page, 60)
-        drawn = frame.evaluate(f"""() => {{ const n = window.wbNetwork;
+        drawn = _graph_eval(page, f"""() => {{ const n = window.wbNetwork;
             const d = n.body.data.nodes.get({t.break_node!r}); const r = n.canvasToDOM(
             n.getPositions([d.id])[d.id]); return {{label: d.label, border: d.color.border,
             width: d.borderWidth, x: r.x, y: r.y, w: window.innerWidth, h: window.innerHeight}}; }}""")
@@ -682,7 +696,7 @@ def test_triage_breaking_node_and_failure_class_chart(browser, tmp_path, default
         assert 0 <= drawn["x"] <= drawn["w"] and 0 <= drawn["y"] <= drawn["h"], drawn
         gold_nodes = [nid for nid in t.marks]
         if gold_nodes:
-            lab = frame.evaluate(f"window.wbNetwork.body.data.nodes.get({gold_nodes[0]!r}).label")
+            lab = _graph_eval(page, f"window.wbNetwork.body.data.nodes.get({gold_nodes[0]!r}).label")
             assert "★ gold" in lab
         # the person's label is pre-filled with the suggestion
         box = page.locator("[data-testid=stSelectbox]").filter(

@@ -71,9 +71,12 @@ def test_breaking_node_repair_tells_retrieval_from_reasoning_failures():
     # q001 found Inception but not Christopher Nolan: only the missing one is added
     assert rag["q001"].triage_class == "partial_retrieval" and rag["q001"].add_ids == ["p0161"]
     # q002 retrieved its one gold passage: a reasoning error, breaking at the answer node,
-    # which takes no evidence
+    # which takes no evidence; the retrieval above it already held the gold, so the run
+    # counts as not repaired without a replay
     assert rag["q002"].triage_class == "reasoning_error"
-    assert (rag["q002"].action, rag["q002"].skip) == ("skipped", "no_evidence")
+    assert rag["q002"].action == "held" and rag["q002"].missing == {}
+    assert "a3" in rag["q002"].via and "r2" in rag["q002"].via and "r2" in rag["q002"].reason
+    # vanilla retrieves nowhere: nothing above its answer takes evidence
     assert {t.skip for t in van.values()} == {"no_evidence"}
 
     before = n_runs(st)
@@ -97,12 +100,13 @@ def test_breaking_node_repair_tells_retrieval_from_reasoning_failures():
     assert rec["child_run_id"] == fixed.child_run_id and rec["triage_class"] == "hallucination"
 
     f = R.summary(st, eid)["breaking"]
-    assert (f[RAG]["wrong"], f[RAG]["tested"], f[RAG]["repaired"]) == (3, 2, 1)
-    assert f[RAG]["repaired_share"] == 0.5
+    # q002 (held) is tested too: a reasoning failure by intervention, as triage said
+    assert (f[RAG]["wrong"], f[RAG]["tested"], f[RAG]["repaired"]) == (3, 3, 1)
+    assert f[RAG]["repaired_share"] == pytest.approx(1 / 3)
     assert f[RAG]["table"] == {"retrieval": {"retrieval": 1, "reasoning": 1},
-                               "reasoning": {"retrieval": 0, "reasoning": 0}}
-    assert f[RAG]["agreement"] == 0.5 and f[RAG]["n_agree"] == 2
-    assert f[RAG]["skipped"] == {"no_evidence": 1}
+                               "reasoning": {"retrieval": 0, "reasoning": 1}}
+    assert f[RAG]["agreement"] == pytest.approx(2 / 3) and f[RAG]["n_agree"] == 3
+    assert f[RAG]["skipped"] == {}
     assert f["vanilla"]["tested"] == 0 and f["vanilla"]["skipped"] == {"no_evidence": 3}
     assert f[RAG]["fresh_calls"] == 2
 
@@ -229,14 +233,14 @@ def test_cli_repair_json_line_limit_and_eval_show(tmp_path, capsys):
     last = json.loads(out.strip().splitlines()[-1])
     assert last["replayed_now"] == 1 and last["pending"] == 0
     m = last["methods"][RAG]
-    assert (m["repaired"], m["tested"], m["agreement"]) == (1, 2, 0.5)
+    assert (m["repaired"], m["tested"]) == (1, 3) and m["agreement"] == pytest.approx(2 / 3)
     assert "gold repair, scope breaking" in out
     assert main(["eval", "show", eid]) == 0
     shown = capsys.readouterr().out
     block = shown.split("gold repair, scope breaking")[1].splitlines()
     row = next(ln for ln in block if ln.split()[:1] == [RAG])
-    assert row.split()[1:5] == ["3", "2", "1", "50%"]
-    assert "vanilla skipped: breaking node retrieves nothing 3" in shown
+    assert row.split()[1:5] == ["3", "3", "1", "33%"]
+    assert "vanilla skipped: nothing at or above the breaking node retrieves 3" in shown
     assert main(["eval", "show", eid, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["gold_repair"]["breaking"][RAG]["repaired"] == 1
@@ -282,7 +286,8 @@ def test_evaluate_page_shows_the_repair_table_beside_the_triage():
     eid = demo_eval(st)
     R.run(st, R.plan(st, eid, "breaking"), llm=backend())
     table = {r["method"]: r for r in rows(R.summary(st, eid))}
-    assert table[RAG]["repaired share"] == 0.5 and table[RAG]["agreement with triage"] == 0.5
+    assert table[RAG]["repaired share"] == pytest.approx(1 / 3)
+    assert table[RAG]["agreement with triage"] == pytest.approx(2 / 3)
     assert table[RAG]["triage retrieval → repaired / not"] == "1 / 1"
     at = AppTest.from_file(str(ROOT / "pages" / "7_Evaluate.py"), default_timeout=180)
     at.run()
@@ -291,3 +296,22 @@ def test_evaluate_page_shows_the_repair_table_beside_the_triage():
     rep = next(f for f in frames if "repaired share" in f.columns)
     assert set(rep["method"]) == {RAG, "vanilla"}
     assert "Gold repair" in " ".join(m.value for m in at.markdown)
+
+
+# ---------------------------------------------------------------- where the gold goes
+
+@pytest.mark.parametrize("method, node, at", [
+    ("par-rag", "a15", "r11"),      # under every step's trajectory: the last step's retrieval
+    ("par-rag", "vf9", "r7"),       # a verification reads its own step's retrieval
+    ("par-rag", "r7", "r7"),        # a node that retrieves takes the gold itself
+    ("par-rag", "q1", None),        # nothing above the question
+    ("crp-rag", "a5", "v3"),        # the answer, through the extraction, to the final step
+    ("ircot", "a10", "r8"),
+])
+def test_a_breaking_node_that_retrieves_nothing_hands_the_gold_to_the_nearest_retrieval(
+        method, node, at):
+    import gzip
+    from workbench.viz.export import _trace_of
+    stored = json.loads(gzip.open(ROOT / "tests" / "fixtures" / "stored_runs"
+                                  / f"{method}.json.gz").read())
+    assert R.nearest_retrieving(_trace_of(stored), node) == at

@@ -14,7 +14,9 @@ wrong_refusal, answer_format) the two verdicts give a 2x2 table and an agreement
 Two scopes:
 
 - ``breaking``: the breaking node gets the gold passages its own retrievals lacked (one
-  what-if on one node). A breaking node that retrieves nothing (an answer node) is skipped.
+  what-if on one node). A breaking node that retrieves nothing (an answer, a verification)
+  hands them to the nearest node above it that retrieves (``via`` says so); one with no
+  retrieving node above it (vanilla's answer) is skipped.
 - ``all``: every node that retrieves gets the gold passages its retrieval lacks, in one
   replay. A what-if intervention names one node, so the first node (in retrieval order)
   that lacks gold is the recorded intervention, with the passages it lacked as
@@ -55,7 +57,7 @@ SKIPS = {
     "no_break": "no breaking node",
     "kg_gold": "gold is KG triples, no passage ids",
     "no_gold": "no gold passages in the corpus",
-    "no_evidence": "breaking node retrieves nothing",
+    "no_evidence": "nothing at or above the breaking node retrieves",
     "no_retrieval": "the run retrieved nothing",
     "not_replayable": "cannot be replayed",
     "not_applicable": "method takes no evidence there",
@@ -81,6 +83,7 @@ class Target:
     skip: str = ""                    # a SKIPS key
     reason: str = ""
     node: str | None = None           # the intervention's node
+    via: str = ""                     # why that is not the breaking node (scope breaking)
     add_ids: list[str] = field(default_factory=list)
     missing: dict[str, list[str]] = field(default_factory=dict)   # node -> gold labels lacked
     unresolved: list[str] = field(default_factory=list)  # gold titles not in the corpus
@@ -248,6 +251,23 @@ def plan(store: Any, eval_id: str, scope: str = "breaking", *,
                 ev.get("spec") or {}, targets)
 
 
+def nearest_retrieving(tr: Any, node_id: str) -> str | None:
+    """``node_id`` if it retrieved evidence, else the nearest node above it (by parent
+    links) that did; among equally near ones the one made last, the retrieval closest to
+    what the node read (PAR-RAG's answer sits under every step's trajectory). None: no
+    node on the way up retrieved anything."""
+    order = {nid: i for i, nid in enumerate(tr.nodes)}
+    layer, seen = [node_id], {node_id}
+    while layer:
+        hit = [n for n in layer if tr.nodes[n].evidence]
+        if hit:
+            return max(hit, key=order.__getitem__)
+        nxt = [p for n in layer for p in tr.nodes[n].parents if p in tr.nodes and p not in seen]
+        seen.update(nxt)
+        layer = list(dict.fromkeys(nxt))
+    return None
+
+
 def _skip(t: Target, key: str, reason: str) -> None:
     t.action, t.skip, t.reason = "skipped", key, reason
 
@@ -290,11 +310,17 @@ def _plan_one(store: Any, t: Target, r: dict[str, Any], ds: Any, index: GoldInde
 
     if scope == "breaking":
         node = tr.nodes[t.break_node]
-        if not node.evidence:
+        at = nearest_retrieving(tr, t.break_node)
+        if at is None:
             return _skip(t, "no_evidence", f"the breaking node {t.break_node} ({node.kind}) "
-                                           f"retrieves no evidence, so there is nothing to "
-                                           f"add the gold passages to")
-        order = [t.break_node]
+                                           f"retrieves no evidence, nor does any node above "
+                                           f"it, so there is nothing to add the gold "
+                                           f"passages to")
+        if at != t.break_node:
+            t.via = (f"the breaking node {t.break_node} ({node.kind}) retrieves nothing; the "
+                     f"gold goes to {at} ({tr.nodes[at].kind}), the nearest node above it "
+                     f"that retrieves")
+        order = [at]
     else:
         order = list(dict.fromkeys(e.node_id for e in events
                                    if e.type == T.RETRIEVED and e.node_id))
@@ -304,8 +330,10 @@ def _plan_one(store: Any, t: Target, r: dict[str, Any], ds: Any, index: GoldInde
     t.missing = {nid: [h.label for h, _ in lacks(nid)] for nid in order if lacks(nid)}
     if not t.missing:
         t.action = "held"
-        t.reason = ("the breaking node already held every gold passage" if scope == "breaking"
-                    else "every retrieving node already held every gold passage")
+        t.reason = ("every retrieving node already held every gold passage" if scope == "all"
+                    else f"{order[0]}, the nearest node above the breaking node that "
+                         f"retrieves, already held every gold passage" if t.via
+                    else "the breaking node already held every gold passage")
         return
     t.node = next(iter(t.missing))
     t.add_ids = list(dict.fromkeys(p.id for _, ps in lacks(t.node) for p in ps))
@@ -373,7 +401,7 @@ def _merge(store: Any, run_id: str, patch: dict[str, Any]) -> None:
 def _record(store: Any, plan_: Plan, t: Target, **kw: Any) -> dict[str, Any]:
     rec = {"version": VERSION, "eval_id": plan_.eval_id, "scope": plan_.scope,
            "created_at": time.time(), "triage_class": t.triage_class,
-           "break_node": t.break_node, "node": t.node, "add_ids": t.add_ids,
+           "break_node": t.break_node, "node": t.node, "via": t.via, "add_ids": t.add_ids,
            "missing": t.missing, "unresolved": t.unresolved, **kw}
     _merge(store, t.run_id, {"gold_repair": {plan_.scope: rec}})
     return rec
