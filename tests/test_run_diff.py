@@ -305,3 +305,25 @@ def test_question_nodes_correspond_even_when_a_step_repeats_the_question():
     fd = d.first_divergence
     assert (fd.kind, fd.node_a) == ("only_a", "v2")
     assert "below the threshold 0.7" in fd.reason
+
+
+def test_a_matched_pair_that_disagrees_is_not_drawn_as_agreement():
+    # two runs' answer nodes always correspond; when they answer differently the pair is
+    # drawn (and listed) as differing, not in the grey of agreement
+    from workbench.ui.diff_view import DIFFERING, SIDES, diff_graph, pair_rows
+    a = T.Trace.fold(crp_events())
+    b = T.Trace.fold(par_events(birth_evidence=("p-x",), plan=False))
+    d = D.diff_runs(a, b, embed=words_embed, threshold=0.3)
+    differing = [p for p in d.pairs if p.differs]
+    agreeing = [p for p in d.pairs if not p.differs]
+    assert differing and agreeing
+    data = diff_graph(d, a, b)
+    fill = {n["id"]: n["color"]["background"] for n in data["nodes"]}
+    for p in differing:
+        assert fill[D.merged_id(d, "a", p.a)] == DIFFERING[0]
+    for p in agreeing:
+        assert fill[D.merged_id(d, "a", p.a)] == SIDES["both"][0]
+    assert ("differs", DIFFERING[2], DIFFERING[0], DIFFERING[1], False) in data["legend"]
+    sides = {(r["A"], r["B"]): r["side"] for r in pair_rows(d, a, b)}
+    assert {sides[(p.a, p.b)] for p in differing} == {DIFFERING[2]}
+    assert {sides[(p.a, p.b)] for p in agreeing} == {SIDES["both"][2]}

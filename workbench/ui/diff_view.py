@@ -13,6 +13,9 @@ from ..viz.safe import label_esc, md_escape, shorten
 SIDES = {"both": ("#e5e7eb", "#6b7280", "in both runs"),
          "a": ("#bfdbfe", "#1d4ed8", "only in A"),
          "b": ("#fed7aa", "#c2410c", "only in B")}
+# a matched pair that disagrees (another answer, other evidence, ...): grey would read as
+# agreement, and two runs' answer nodes always correspond, whatever they say
+DIFFERING = ("#fef08a", "#a16207", "in both runs, differing")
 DIVERGENCE_BORDER = "#dc2626"
 
 
@@ -25,11 +28,13 @@ def diff_graph(d: D.RunDiff, a: Any, b: Any) -> dict[str, Any]:
     fd_id = None
     if fd is not None:
         fd_id = D.merged_id(d, "a", fd.node_a) if fd.node_a else D.merged_id(d, "b", fd.node_b)
+    pair_at = {D.merged_id(d, "a", p.a): p for p in d.pairs}
     for n in data["nodes"]:
         s = side.get(n["id"])
         if s is None:
             continue
-        fill, border, label = SIDES[s]
+        p = pair_at.get(n["id"]) if s == "both" else None
+        fill, border, label = DIFFERING if p and p.differs else SIDES[s]
         n["diff_side"] = s
         n["color"] = {"background": fill, "border": border,
                       "highlight": {"background": fill, "border": border},
@@ -37,8 +42,7 @@ def diff_graph(d: D.RunDiff, a: Any, b: Any) -> dict[str, Any]:
         n["borderWidth"] = 2
         rows = [["diff", label]]
         node = merged.nodes[n["id"]]
-        if s == "both":
-            p = next(p for p in d.pairs if D.merged_id(d, "a", p.a) == n["id"])
+        if p is not None:
             rows += [["A · B", f"{p.a} · {p.b} (matched by {p.by})"],
                      ["similarity", f"{p.similarity:.2f}"]]
             if node.attrs.get("text_b"):
@@ -59,6 +63,9 @@ def diff_graph(d: D.RunDiff, a: Any, b: Any) -> dict[str, Any]:
         n["tip"] = {**n["tip"], "rows": rows + n["tip"]["rows"]}
         n["title"] = tip_html(n["tip"])
     data["legend"] = [(s, label, fill, border, False) for s, (fill, border, label) in SIDES.items()]
+    if any(p.differs for p in d.pairs):
+        fill, border, label = DIFFERING
+        data["legend"].append(("differs", label, fill, border, False))
     if fd_id is not None:
         data["legend"].append(("divergence", "◆ first divergence", "#ffffff", DIVERGENCE_BORDER,
                                False))
@@ -71,7 +78,7 @@ def pair_rows(d: D.RunDiff, a: Any, b: Any) -> list[dict[str, Any]]:
     for s, na, nb in d.order:
         p = d.pair_of("a", na) if s == "both" else None
         rows.append({
-            "side": SIDES[s][2], "A": na or "", "B": nb or "",
+            "side": DIFFERING[2] if p and p.differs else SIDES[s][2], "A": na or "", "B": nb or "",
             "text": shorten((a.nodes[na] if na else b.nodes[nb]).text, 90),
             "similarity": p.similarity if p else None,
             "shared evidence": len(p.shared) if p and p.evidence_overlap is not None else None,
