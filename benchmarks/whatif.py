@@ -11,6 +11,11 @@ JSON.
     .venv/bin/python benchmarks/whatif.py                    # default model, 1 question
     .venv/bin/python benchmarks/whatif.py --model smollm2-135m --questions 2 --methods crp-rag
     .venv/bin/python benchmarks/whatif.py --ids q014 --methods crp-rag     # a two-hop question
+
+With ``--together K`` it also attributes the answer to the late node's evidence (leave-one-out,
+then all dropped) twice: one variant at a time, then K at a time with their fresh calls
+decoded as one batch; it prints both wall times, their ratio, and whether every variant's
+answer agreed.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import llama_cpp  # noqa: E402,F401  (before numpy: see docs/gpu.md)
 
-from workbench.analysis.attribute import evidence_items  # noqa: E402
+from workbench.analysis.attribute import attribute, evidence_items  # noqa: E402
 from workbench.analysis.whatif import whatif  # noqa: E402
 from workbench.methods.intervene import Intervention  # noqa: E402
 
@@ -47,6 +52,22 @@ def full_run(store, method: str, question: dict, llm, knobs: dict) -> tuple[str,
     return run_id, wall, int(store.trace(run_id).totals()["llm_calls"])
 
 
+def _attribute_both_ways(store, rid: str, node: str, llm, k: int) -> dict:
+    walls, answers = {}, {}
+    for n in (1, k):
+        t0 = time.perf_counter()
+        res = attribute(store, rid, node, llm=llm, together=n)
+        walls[n] = time.perf_counter() - t0
+        answers[n] = [e.answer for e in res.items + ([res.drop_all] if res.drop_all else [])]
+    out = {"node": node, "variants": len(answers[1]), "alone_s": round(walls[1], 2),
+           "together": res.together, "together_s": round(walls[k], 2),
+           "ratio": round(walls[k] / walls[1], 3), "same_answers": answers[1] == answers[k]}
+    print(f"  attribution of {node} ({out['variants']} variants): one at a time "
+          f"{out['alone_s']:.1f} s, {out['together']} at a time {out['together_s']:.1f} s "
+          f"({out['ratio']:.2f}x); same answers: {out['same_answers']}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default=None, help="bundled name or .gguf (default: the default)")
@@ -55,6 +76,9 @@ def main() -> int:
     ap.add_argument("--ids", default="", help="demo question ids instead (e.g. multi-hop ones, "
                     "whose runs keep evidence at several nodes)")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--together", type=int, default=1, metavar="K",
+                    help="also attribute the late node's evidence one variant at a time and K "
+                         "at a time (K > 1)")
     args = ap.parse_args()
     home = tempfile.mkdtemp(prefix="wb-whatif-")
     os.environ["WORKBENCH_HOME"] = home
@@ -99,6 +123,9 @@ def main() -> int:
                               "replayed": res.replayed_calls, "wall_s": round(w, 2),
                               "ratio": round(w / wall, 3) if wall else None,
                               "answer_changed": res.answer_changed}
+            if args.together > 1:
+                row["attribute"] = _attribute_both_ways(store, rid, cases["late"].id, llm,
+                                                        args.together)
             rows.append(row)
             f, late = row["first"], row["late"]
             print(f"{method:8s} {q['id']}: full run {wall:6.1f} s, {calls} calls | first node "

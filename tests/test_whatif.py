@@ -3,6 +3,7 @@ of it behind CallReplay of the run's own calls; the rest replay; node ids carry 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -591,6 +592,59 @@ def test_many_items_get_random_ablations_and_a_linear_surrogate(st, monkeypatch,
                  "--json"]) == 0
     js = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert js["estimator"] == SURROGATE and js["samples"] == 8
+
+
+def test_variants_run_together_batch_their_fresh_calls_and_read_the_same(st, capsys,
+                                                                          monkeypatch):
+    """--together K: K variants at once on threads, their fresh calls gathered into one
+    generate_many (as an eval's items together); with a deterministic backend every effect
+    is what the one-at-a-time run gives, in the same order."""
+    from workbench.analysis.attribute import attribute, attribute_path
+
+    class Counting(ScriptedBackend):
+        def __init__(self):
+            super().__init__()
+            self.batches: list[int] = []
+
+        def generate(self, *a, **kw):
+            # a call takes a while, as a model's does: the other variants' calls queue up
+            # behind the first one meanwhile, and go to the model as one batch after it
+            time.sleep(0.2)
+            return super().generate(*a, **kw)
+
+        def generate_many(self, requests, **kw):
+            self.batches.append(len(requests))
+            return [super(Counting, self).generate(r.messages, r.params) for r in requests]
+
+    def backend():
+        be = Counting()
+        be.add("Passage 1 says", "Tokyo", logprob=-0.1)
+        be.add("Passage 2 says", "Kyoto", logprob=-3.0)
+        return be.add("", "Nara", logprob=-5.0)
+    rid = original(st, "standard-rag", backend(), RAG_KW, Q)
+    alone = attribute(st, rid, "r2", llm=backend(), build=builder(RAG_KW))
+    be = backend()
+    together = attribute(st, rid, "r2", llm=be, build=builder(RAG_KW), together=4)
+    assert together.together == 4 and alone.together == 1
+    assert [e.evidence_id for e in together.items] == ["d1", "d2", "d3"]
+    key = [(e.evidence_id, e.answer, e.answer_changed, e.delta_logprob, e.fresh_calls)
+           for e in alone.items + [alone.drop_all]]
+    assert [(e.evidence_id, e.answer, e.answer_changed, e.delta_logprob, e.fresh_calls)
+            for e in together.items + [together.drop_all]] == key
+    assert (together.fresh_calls, together.replayed_calls) == (alone.fresh_calls,
+                                                              alone.replayed_calls)
+    assert be.batches and max(be.batches) > 1, be.batches     # calls shared a batch
+    assert "4 at a time" in together.summary()
+    path = attribute_path(st, rid, llm=backend(), build=builder(RAG_KW), together=2)
+    assert path.together == 1                 # one node on the path: nothing to run beside it
+    # the CLI passes --together on
+    monkeypatch.setattr("workbench.commands.whatif.backend_from_args", lambda args: backend())
+    monkeypatch.setattr("workbench.analysis.attribute.whatif", _with_build(builder(RAG_KW)))
+    rid = original(Store(), "standard-rag", backend(), RAG_KW, Q)     # the CLI's store
+    assert main(["attribute", rid, "--node", "r2", "--together", "2", "--json"]) == 0
+    js = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert js["together"] == 2 and [i["answer"] for i in js["items"]] == ["Kyoto", "Tokyo",
+                                                                          "Tokyo"]
 
 
 def _with_build(build):

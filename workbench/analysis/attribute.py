@@ -70,6 +70,7 @@ class Attribution:
     estimator: str = LOO                  # LOO, or SURROGATE over `samples` random ablations
     samples: int = 0
     fit_r2: float | None = None           # the surrogate's fit to its samples
+    together: int = 1                     # variants run at once, their calls batched
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,7 +101,8 @@ class Attribution:
                          f"{'' if e.delta_logprob is None else f'{e.delta_logprob:+.2f}':>8s}  "
                          f"{(e.answer or '')[:60]!r}")
         lines.append(f"calls: {self.fresh_calls} fresh, {self.replayed_calls} replayed over "
-                     f"{self.samples or len(self.items) + (1 if self.drop_all else 0)} variants")
+                     f"{self.samples or len(self.items) + (1 if self.drop_all else 0)} variants"
+                     + (f", {self.together} at a time" if self.together > 1 else ""))
         return "\n".join(lines)
 
 
@@ -111,10 +113,11 @@ def evidence_items(node: Any) -> list[tuple[str, str]]:
 
 def attribute(store: Any, run_id: str, node: str, *, llm: Any, build: Build | None = None,
               write: bool = False, limit: int | None = None, loo_max: int = 12,
-              samples: int | None = None, seed: int = 0) -> Attribution:
+              samples: int | None = None, seed: int = 0, together: int = 1) -> Attribution:
     """Leave-one-out over ``node``'s evidence (at most ``limit`` items), then all dropped;
     above ``loo_max`` items, a linear surrogate over ``samples`` random ablations (default
-    twice the items), when the backend can score the original answer."""
+    twice the items), when the backend can score the original answer. ``together`` > 1
+    runs that many variants at once (see :func:`_effects`)."""
     run, _, tr = check(store, run_id, Intervention(node), model=llm.info)
     items = evidence_items(tr.nodes[node])
     if not items:
@@ -129,34 +132,36 @@ def attribute(store: Any, run_id: str, node: str, *, llm: Any, build: Build | No
         out.scored_output = base["output"]
         out.answer_logprob = _logprob(llm, base["prompt"], base["output"])
 
-    def variant(drop: list[str], key: str, title: str) -> ItemEffect:
-        return _effect(store, run_id, Intervention(node, drop=drop), key, title, llm=llm,
-                       build=build, write=write, base=base, into=out)
+    def variants(drops: list[tuple[list[str], str, str]]) -> list[ItemEffect]:
+        return _effects(store, run_id, [(Intervention(node, drop=d), k, t) for d, k, t in drops],
+                        llm=llm, build=build, write=write, base=base, into=out,
+                        together=together)
 
     if len(items) > loo_max and out.answer_logprob is not None:
-        _surrogate(out, items, variant, samples or 2 * len(items), seed)
+        _surrogate(out, items, variants, samples or 2 * len(items), seed)
         return out
-    for pid, title in items:
-        out.items.append(variant([pid], pid, title))
+    drops = [([pid], pid, title) for pid, title in items]
     if len(items) > 1:
-        out.drop_all = variant([pid for pid, _ in items], "*", "")
+        drops.append(([pid for pid, _ in items], "*", ""))
+    effects = variants(drops)
+    out.items = effects[:len(items)]
+    out.drop_all = effects[len(items)] if len(items) > 1 else None
     return out
 
 
-def _surrogate(out: Attribution, items: list[tuple[str, str]], variant: Any, n: int,
+def _surrogate(out: Attribution, items: list[tuple[str, str]], variants: Any, n: int,
                seed: int) -> None:
     """Random ablations (each item kept with probability 1/2) and a least-squares fit of the
     original answer's Δ log-probability on which items were kept."""
     rng = random.Random(seed)
     ids = [pid for pid, _ in items]
-    masks, ys = [], []
-    for i in range(n):
-        keep = [rng.random() < 0.5 for _ in ids]
-        if all(keep):               # nothing dropped: the original run, Δ = 0 by definition
-            masks.append(keep)
-            ys.append(0.0)
-            continue
-        eff = variant([pid for pid, k in zip(ids, keep) if not k], f"~{i}", "")
+    draws = [[rng.random() < 0.5 for _ in ids] for _ in range(n)]
+    # nothing dropped: the original run, Δ = 0 by definition
+    masks, ys = [k for k in draws if all(k)], [0.0 for k in draws if all(k)]
+    ablated = [k for k in draws if not all(k)]
+    effects = variants([([pid for pid, kept in zip(ids, k) if not kept], f"~{i}", "")
+                        for i, k in enumerate(ablated)])
+    for keep, eff in zip(ablated, effects):
         if eff.delta_logprob is None:
             continue
         masks.append(keep)
@@ -192,6 +197,7 @@ class PathAttribution:
     fresh_calls: int = 0
     replayed_calls: int = 0
     answer_logprob: float | None = None
+    together: int = 1                     # variants run at once, their calls batched
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -216,7 +222,8 @@ class PathAttribution:
                          f"{'' if e.delta_logprob is None else f'{e.delta_logprob:+.2f}':>8s}  "
                          f"{(e.answer or '')[:50]!r}")
         lines.append(f"the answer depends on: {', '.join(self.depends_on()) or 'none of them'}; "
-                     f"calls: {self.fresh_calls} fresh, {self.replayed_calls} replayed")
+                     f"calls: {self.fresh_calls} fresh, {self.replayed_calls} replayed"
+                     + (f"; {self.together} variants at a time" if self.together > 1 else ""))
         return "\n".join(lines)
 
 
@@ -238,7 +245,7 @@ def answer_path(tr: Any) -> list[str]:
 
 
 def attribute_path(store: Any, run_id: str, *, llm: Any, build: Build | None = None,
-                   write: bool = False) -> PathAttribution:
+                   write: bool = False, together: int = 1) -> PathAttribution:
     """One what-if per node on the answer's path: all of its evidence dropped."""
     _, _, tr = check(store, run_id, None, model=llm.info)
     nodes = answer_path(tr)
@@ -250,32 +257,54 @@ def attribute_path(store: Any, run_id: str, *, llm: Any, build: Build | None = N
     base = answer_call(tr)
     if base is not None:
         out.answer_logprob = _logprob(llm, base["prompt"], base["output"])
-    for nid in nodes:
-        ids = [pid for pid, _ in evidence_items(tr.nodes[nid])]
-        eff = _effect(store, run_id, Intervention(nid, drop=ids), "*", "", llm=llm,
-                      build=build, write=write, base=base, into=out)
+    ids = {nid: [pid for pid, _ in evidence_items(tr.nodes[nid])] for nid in nodes}
+    effects = _effects(store, run_id, [(Intervention(nid, drop=ids[nid]), "*", "")
+                                       for nid in nodes],
+                       llm=llm, build=build, write=write, base=base, into=out,
+                       together=together)
+    for nid, eff in zip(nodes, effects):
         n = tr.nodes[nid]
-        out.nodes.append(NodeEffect(nid, n.kind, n.text or "", len(ids), eff))
+        out.nodes.append(NodeEffect(nid, n.kind, n.text or "", len(ids[nid]), eff))
     return out
 
 
-def _effect(store: Any, run_id: str, iv: Intervention, key: str, title: str, *, llm: Any,
-            build: Build | None, write: bool, base: dict[str, Any] | None,
-            into: Attribution | PathAttribution) -> ItemEffect:
-    """One what-if and what it did to the answer, with the teacher-forced change in the
-    log-probability of the original answer's output (``base``, scored as
-    ``into.answer_logprob``); its calls and the original's correctness go to ``into``."""
-    res = whatif(store, run_id, iv, llm=llm, build=build, write=write)
-    delta = None
-    if into.answer_logprob is not None and res.answer_call is not None:
-        lp = _logprob(llm, res.answer_call["prompt"], base["output"])
-        delta = None if lp is None else round(lp - into.answer_logprob, 4)
-    into.correct = res.parent_correct
-    into.fresh_calls += res.fresh_calls
-    into.replayed_calls += res.replayed_calls
-    return ItemEffect(key, title, res.answer, res.answer_changed, res.correct,
-                      res.correct != res.parent_correct, res.fresh_calls,
-                      res.replayed_calls, res.run_id, delta)
+def _effects(store: Any, run_id: str, variants: list[tuple[Intervention, str, str]], *,
+             llm: Any, build: Build | None, write: bool, base: dict[str, Any] | None,
+             into: Attribution | PathAttribution, together: int = 1) -> list[ItemEffect]:
+    """Each variant's what-if and what it did to the answer, in the order given; their calls
+    and the original's correctness go to ``into``.
+
+    ``together`` > 1 runs that many variants at once, on threads whose fresh calls the model
+    decodes as one batch (:class:`~workbench.llm.items_together.ItemsTogether`, as an eval's
+    ``--items-together`` does): the calls that depend on the intervention are the same, only
+    which sequences shared a decoding step differs, so a near-tie token may come out
+    otherwise than in a variant run alone (as it may between any two decodes)."""
+    def one(model: Any, iv: Intervention, key: str, title: str) -> tuple[ItemEffect, Any]:
+        res = whatif(store, run_id, iv, llm=model, build=build, write=write)
+        delta = None
+        if into.answer_logprob is not None and res.answer_call is not None:
+            lp = _logprob(model, res.answer_call["prompt"], base["output"])
+            delta = None if lp is None else round(lp - into.answer_logprob, 4)
+        return ItemEffect(key, title, res.answer, res.answer_changed, res.correct,
+                          res.correct != res.parent_correct, res.fresh_calls,
+                          res.replayed_calls, res.run_id, delta), res.parent_correct
+
+    if together > 1 and len(variants) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from ..llm.items_together import ItemsTogether
+        model = ItemsTogether(llm, min(together, len(variants)))
+        with ThreadPoolExecutor(min(together, len(variants)),
+                                thread_name_prefix="attribute") as pool:
+            done = list(pool.map(lambda v: one(model, *v), variants))
+        into.together = min(together, len(variants))
+    else:
+        done = [one(llm, *v) for v in variants]
+    for eff, parent_correct in done:
+        into.correct = parent_correct
+        into.fresh_calls += eff.fresh_calls
+        into.replayed_calls += eff.replayed_calls
+    return [eff for eff, _ in done]
 
 
 def _logprob(llm: Any, prompt: str, continuation: str) -> float | None:

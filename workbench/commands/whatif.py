@@ -47,6 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "instead of one re-run per item (default 12)")
     p.add_argument("--samples", type=number(int, 2),
                    help="random ablations of the surrogate (default: twice the items)")
+    p.add_argument("--together", type=number(int, 1), default=1, metavar="K",
+                   help="run K variants at once, their fresh LLM calls decoded together as one "
+                        "llama.cpp batch (default 1: one at a time; a batch can change a "
+                        "near-tie token, as any two decodes can)")
     p.add_argument("--keep-runs", action="store_true",
                    help="store each variant as a run with parent_run_id (default: not stored)")
     p.add_argument("--json", action="store_true", help="a JSON summary as the last line")
@@ -76,11 +80,12 @@ def cmd_attribute(args: argparse.Namespace) -> int:
     # bad input fails before the model loads
     check(st, args.run_id, None if args.answer_path else Intervention(args.node))
     if args.answer_path:
-        res = attribute_path(st, args.run_id, llm=backend_from_args(args), write=args.keep_runs)
+        res = attribute_path(st, args.run_id, llm=backend_from_args(args), write=args.keep_runs,
+                             together=args.together)
     else:
         res = attribute(st, args.run_id, args.node, llm=backend_from_args(args),
                         write=args.keep_runs, limit=args.limit, loo_max=args.loo_max,
-                        samples=args.samples)
+                        samples=args.samples, together=args.together)
     print(res.summary())
     if args.json:
         print(res.json_line())
