@@ -255,7 +255,33 @@ def test_coggrag_verdict_and_dropped_triple_rerun_the_reasoning_above(st, kg):
                  build=builder(kw))
     assert {p for _, p in fresh_set(res)} == {"reason", "verify"}
     assert not {p for _, p in fresh_set(res)} & {"decompose", "keys_local", "keys_global"}
-    assert list(st.trace(res.run_id).nodes) == list(parent.nodes)
+    child = st.trace(res.run_id)
+    assert list(child.nodes) == list(parent.nodes)
+    # the counterfactual's retrieval shows what it reasoned over: the dropped triple listed,
+    # no longer kept, and the side-by-side view calls it dropped
+    hits = {h["id"]: h for e in child.nodes["kg"].evidence for h in e["hits"]}
+    assert hits[kept[0]]["meta"]["kept"] is False
+    assert hits[kept[0]]["meta"]["whatif"] == "dropped"
+    assert all(hits[k]["meta"]["kept"] for k in kept[1:])
+    child_kept = [h for e in child.nodes["kg"].evidence for h in e["hits"] if h["meta"]["kept"]]
+    assert len(child_kept) == len(kept) - 1
+    from workbench.analysis import diff as D
+    from workbench.ui.whatif_view import changed_evidence
+    rows = changed_evidence(D.diff_runs(parent, child), parent, child)
+    assert [(r["node"], r["change"]) for r in rows if r["node"] == "kg"] == [
+        ("kg", "dropped (original only)")]
+    # an added passage shows as added, after the candidates
+    res = whatif(st, rid, Intervention("kg", add=["Tova Lind was born in Port Amsel."]),
+                 llm=TC._backend(), build=builder(kw))
+    hits = [h for e in st.trace(res.run_id).nodes["kg"].evidence for h in e["hits"]]
+    assert hits[-1]["meta"]["whatif"] == "added" and hits[-1]["meta"]["kept"]
+    # the inspector's evidence table says so
+    from workbench.ui.inspector import found
+    from workbench.viz.inspect import evidence_rows
+    rows = evidence_rows(st.trace(res.run_id).nodes["kg"])
+    assert found(rows[-1], False).endswith("added by the what-if")
+    rows = evidence_rows(child.nodes["kg"])
+    assert [found(r, False).endswith("dropped by the what-if") for r in rows].count(True) == 1
     # a no-op replays all
     res = whatif(st, rid, Intervention("0.2"), llm=TC._backend(), build=builder(kw))
     assert res.fresh_calls == 0 and res.fresh_scores == 0
@@ -273,6 +299,15 @@ def test_frag_dropped_path_reruns_the_one_reasoning_call(st, kg):
     assert fresh_set(res) == [("reason", "answer")]
     assert "p:1" not in be.calls[0]["prompt"].split("\n")[0] and res.correct is True
     assert "Glass Harbor" in be.calls[0]["prompt"]
+    # the counterfactual's path list shows the dropped path, no longer kept
+    hits = {h["id"]: h for e in st.trace(res.run_id).nodes["st:rerank"].evidence
+            for h in e["hits"]}
+    assert hits["p:1"]["meta"]["kept"] is False and hits["p:1"]["meta"]["whatif"] == "dropped"
+    assert all(h["meta"].get("kept", True) for k, h in hits.items() if k != "p:1")
+    res = whatif(st, rid, Intervention("st:rerank", add=["Tova Lind lives in Glass Harbor."]),
+                 llm=be, build=builder(kw))
+    hits = [h for e in st.trace(res.run_id).nodes["st:rerank"].evidence for h in e["hits"]]
+    assert hits[-1]["meta"] == {"whatif": "added"} and "Tova Lind" in hits[-1]["text"]
     with pytest.raises(WhatIfError, match="cannot take a verdict intervention on node reason"):
         whatif(st, rid, Intervention("reason", verdict="pass"), llm=be, build=builder(kw))
 

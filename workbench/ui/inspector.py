@@ -32,6 +32,19 @@ def _score_table(rows: list[dict[str, Any]]) -> None:
         "source": st.column_config.TextColumn("from", width="large")})
 
 
+# what a what-if did to a KG method's item (its re-run lists dropped items, unkept)
+WHATIF_MARKS = {"dropped": " · dropped by the what-if", "added": " · added by the what-if"}
+
+
+def found(r: dict[str, Any], many: bool) -> str:
+    """How an evidence row was found (markdown): query, rank, retriever, score, and what a
+    what-if did to it."""
+    score = f" · {r['score']}" if r["score"] not in (None, "") else ""
+    query = f"q{r['retrieval']} " if many else ""
+    change = WHATIF_MARKS.get((r.get("meta") or {}).get("whatif"), "")
+    return f"{query}#{r['rank']} · {md_escape(r['retriever'])}{score}{change}"
+
+
 def _evidence_table(rows: list[dict[str, Any]], with_source: bool) -> None:
     """Retrieved passages with their whole text, wrapped in a wide column: one narrow
     column says how each was found (retrieval, rank, retriever, score), the other holds the
@@ -40,16 +53,12 @@ def _evidence_table(rows: list[dict[str, Any]], with_source: bool) -> None:
     markdown, so every text cell is escaped."""
     many = len({r["retrieval"] for r in rows}) > 1
 
-    def found(r: dict[str, Any]) -> str:
-        score = f" · {r['score']}" if r["score"] not in (None, "") else ""
-        query = f"q{r['retrieval']} " if many else ""
-        return f"{query}#{r['rank']} · {md_escape(r['retriever'])}{score}"
-
     def text(r: dict[str, Any]) -> str:
         title = f"**{md_escape(r['title'])}**: " if r["title"] else ""
         src = f" (from passage {md_escape(r['passage'])})" if with_source and r["passage"] else ""
         return title + md_escape(r["text"]) + src
-    st.table({"retrieved": [found(r) for r in rows], "passage": [text(r) for r in rows]})
+    st.table({"retrieved": [found(r, many) for r in rows],
+              "passage": [text(r) for r in rows]})
     st.caption("retrieved: " + ("query (q1, q2, …), " if many else "") +
                "rank · retriever · retrieval score")
 

@@ -41,7 +41,7 @@ from . import reasoning as R
 from ..base import Method, RunContext
 from ..batched import batch_knob, together
 from .mindmap import MMNode, bfs_order, force_end, grow, norm_q
-from .retrieval import (TripleEmbedder, added_triple, describe, description_events,
+from .retrieval import (TripleEmbedder, added_triple, as_intervened, describe, description_events,
                                 retrieval_events, retrieve, triple_id, validate_global,
                                 validate_local)
 from ..answers import hit_at_1, normalize_answer
@@ -296,12 +296,14 @@ class CogGRAG(Method):
                                                      for i in order}, subgraph, emb)
         kept = [c for c in scored if c["kept"]]
         asked = [(i, nodes[i].question) for i in order]
-        yield from retrieval_events(ctx, question, asked, scored, links, key_rows, subgraph,
-                                    emb.name)
         for nid in ["kg"] + order:      # a what-if drops or adds triples of one node
             kept = ctx.whatif.evidence(
                 nid, kept, triple_id, lambda h, o=("GLOBAL" if nid == "kg" else nid):
                 added_triple(h, o), None if nid == "kg" else lambda c, o=nid: c["owner"] == o)
+        if ctx.whatif.active:           # the events show what the re-run reasons over
+            scored = as_intervened(scored, kept)
+        yield from retrieval_events(ctx, question, asked, scored, links, key_rows, subgraph,
+                                    emb.name)
         descs: list[dict[str, Any]] = []
         if cfg.entity_descriptions:
             descs = describe(kg, links, [q for _, q in asked], emb, cfg.description_min_sim)

@@ -217,6 +217,19 @@ def added_triple(h: Any, owner: str) -> dict[str, Any]:
             "hop": 0, "added": True}
 
 
+def as_intervened(scored: list[dict[str, Any]], kept: list[dict[str, Any]]
+                  ) -> list[dict[str, Any]]:
+    """The candidates as a what-if left them (``kept``: after its drops and additions): a
+    dropped one stays listed, no longer kept, marked ``whatif: dropped``; an added one
+    follows the rest, marked ``whatif: added``. The retrieval events then show the evidence
+    the re-run reasoned over, not the original's."""
+    now = {id(c) for c in kept}
+    out = [c if not c["kept"] or id(c) in now else {**c, "kept": False, "whatif": "dropped"}
+           for c in scored]
+    seen = {id(c) for c in scored}
+    return out + [{**c, "whatif": "added"} for c in kept if id(c) not in seen]
+
+
 def hit(c: dict[str, Any], rank: int) -> dict[str, Any]:
     """A scored candidate as a retrieved hit (what-if re-prunes on meta["similarity"])."""
     return {"id": triple_id(c), "title": c["r"], "text": c["text_prompt"],
@@ -227,7 +240,8 @@ def hit(c: dict[str, Any], rank: int) -> dict[str, Any]:
                      "seed": c["seed"], "seed_string": c["seed_string"],
                      "direction": c["direction"], "hop": c["hop"],
                      "triple": [c["h"], c["r"], c["t"]],
-                     **({"sources": c["sources"]} if c.get("sources") else {})}}
+                     **({"sources": c["sources"]} if c.get("sources") else {}),
+                     **({"whatif": c["whatif"]} if c.get("whatif") else {})}}
 
 
 def describe(kg: Any, links: dict[str, list], questions: Sequence[str], emb: TripleEmbedder,
@@ -283,7 +297,9 @@ def retrieval_events(ctx: Any, question: str, questions: list[tuple[str, str]],
     for sd, n in seeds_n.items():
         yield T.custom("candidates_expanded", "0", seed=sd, seed_name=kg.name(sd),
                        n_triples=n)
-    truncated = sum(1 for c in scored if c["over_eps"]) - len(kept)
+    # a what-if's drops and additions (as_intervened) are not the threshold's doing
+    base = [c for c in scored if not c.get("whatif")]
+    truncated = sum(1 for c in base if c["over_eps"]) - sum(1 for c in base if c["kept"])
     yield T.node_added("kg", "retrieval", f"{len(kept)} of {len(scored)} KG triples "
                        f"kept (ε={cfg.epsilon})", parents=["0"], layer=0,
                        state="retrieved" if kept else "insufficient",
@@ -293,7 +309,8 @@ def retrieval_events(ctx: Any, question: str, questions: list[tuple[str, str]],
                        keys=key_rows, global_subgraph=subgraph,
                        starvation=not kept and bool(scored),
                        max_similarity=round(scored[0]["score"], 4) if scored else None,
-                       min_kept_similarity=round(kept[-1]["score"], 4) if kept else None)
+                       min_kept_similarity=round(min(c["score"] for c in kept), 4) if kept
+                       else None)
     yield T.Event(T.RETRIEVED, {
         "query": question, "retriever": "kg", "k": len(kept),
         "hits": [hit(c, r) for r, c in enumerate(scored, 1)][:2000],

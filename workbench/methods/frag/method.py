@@ -260,13 +260,16 @@ class Frag(Method):
         ranker = Ranker(cfg.ranker, ctx.embedder, cfg.cross_encoder_path)
         res = retrieve(kg, question, seeds, route, cfg, ranker)
         yield T.custom("route_selected", "router", route=route, source=source, params=res.params)
-        cover = yield from retrieval_events(kg, question, res, cfg, gold_eids)
+        shown = ctx.whatif.evidence(    # a what-if drops or adds paths
+            "st:rerank", [(f"p:{p.rank}", p.text) for p in res.selected], lambda x: x[0],
+            lambda h: (h.id, h.text))
+        # the events show the paths the re-run reasons over, not the original's
+        cover = yield from retrieval_events(kg, question, res, cfg, gold_eids,
+                                            shown=shown if ctx.whatif.active else None)
 
         # 4. reasoning: one call
         yield ctx.set_phase("reason")
-        texts = [t for _, t in ctx.whatif.evidence(    # a what-if drops or adds paths
-            "st:rerank", [(f"p:{p.rank}", p.text) for p in res.selected], lambda x: x[0],
-            lambda h: (h.id, h.text))]
+        texts = [t for _, t in shown]
         msgs, shown = P.build(question, texts, cfg.prompt_mode)
         yield T.node_added("reason", "reason", "Answer from the top paths", parents=["st:rerank"],
                            layer=8, state="created", n_paths=len(texts),
