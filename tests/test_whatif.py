@@ -9,7 +9,7 @@ import pytest
 
 from workbench import config as cfgmod
 from workbench import trace as T
-from workbench.analysis.whatif import WhatIfError, check, whatif
+from workbench.analysis.whatif import REFUSALS, WhatIfError, check, whatif
 from workbench.cli import main
 from workbench.knowledge.types import Hit
 from workbench.llm.base import ModelInfo
@@ -319,29 +319,39 @@ def test_bad_input_is_one_clear_error_and_writes_nothing(st):
     crp = original(st, "crp-rag", _crp(), CRP_KW, TCRP.Q)
     before = n_runs(st)
     cases = [
-        (rid.replace("run_", "run_x"), Intervention("r2"), RAG_KW, "no run"),
-        (rid, Intervention("v9"), RAG_KW, "has no node 'v9'; its nodes: q1, r2, a3"),
-        (rid, Intervention("r2", drop=["d7"]), RAG_KW, "no evidence d7; its evidence ids: d1"),
-        (rid, Intervention("a3", drop=["d1"]), RAG_KW, "retrieved no evidence"),
+        (rid.replace("run_", "run_x"), Intervention("r2"), RAG_KW, "no run", "unknown_run"),
+        (rid, Intervention("v9"), RAG_KW, "has no node 'v9'; its nodes: q1, r2, a3",
+         "unknown_node"),
+        (rid, Intervention("r2", drop=["d7"]), RAG_KW, "no evidence d7; its evidence ids: d1",
+         "unknown_evidence"),
+        (rid, Intervention("a3", drop=["d1"]), RAG_KW, "retrieved no evidence", "no_evidence"),
         (rid, Intervention("r2", verdict="sufficient"), RAG_KW,
-         "standard-rag cannot take a verdict intervention on node r2"),
-        (rid, Intervention("q1", step="x"), RAG_KW, "nodes that take one: r2"),
-        (rid, Intervention("r2", verdict="maybe"), RAG_KW, "unknown verdict"),
-        (rid, Intervention("r2", step="  "), RAG_KW, "blank"),
+         "standard-rag cannot take a verdict intervention on node r2", "not_applicable"),
+        (rid, Intervention("q1", step="x"), RAG_KW, "nodes that take one: r2",
+         "not_applicable"),
+        (rid, Intervention("r2", verdict="maybe"), RAG_KW, "unknown verdict",
+         "unknown_verdict"),
+        (rid, Intervention("r2", step="  "), RAG_KW, "blank", "blank_text"),
+        (rid, Intervention("r2", add_ids=["p9999"]), RAG_KW, "has no passage p9999",
+         "unknown_passage"),
         (crp, Intervention("v2", verdict="pass"), CRP_KW,
-         "node v2 has a sufficiency verdict (sufficient/insufficient), not 'pass'"),
-        (crp, Intervention("v1", verdict="insufficient"), CRP_KW, "produces no verdict"),
+         "node v2 has a sufficiency verdict (sufficient/insufficient), not 'pass'",
+         "not_applicable"),
+        (crp, Intervention("v1", verdict="insufficient"), CRP_KW, "produces no verdict",
+         "not_applicable"),
     ]
-    for run_id, iv, kw, msg in cases:
+    for run_id, iv, kw, msg, code in cases:
         with pytest.raises(WhatIfError) as e:
             whatif(st, run_id, iv, llm=_crp() if kw is CRP_KW else _rag_backend(),
-                   build=builder(kw))
+                   build=builder(kw), passage=lambda pid: None)
         assert msg in str(e.value) and "\n" not in str(e.value), (msg, str(e.value))
+        assert e.value.code == code and code in REFUSALS, (msg, e.value.code)
     # another model: refused, both named
     other = _rag_backend()
     other.info = ModelInfo(name="other-model", backend="scripted", sha256="f" * 64)
-    with pytest.raises(WhatIfError, match="made with model scripted .* but other-model"):
+    with pytest.raises(WhatIfError, match="made with model scripted .* but other-model") as e:
         whatif(st, rid, Intervention("r2", drop=["d1"]), llm=other, build=builder(RAG_KW))
+    assert e.value.code == "other_model"
     assert n_runs(st) == before
 
 
@@ -406,6 +416,13 @@ def test_cli_whatif_prints_a_summary_and_a_json_last_line(monkeypatch, capsys):
     assert main(["whatif", rid, "--node", "r2", "--drop", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: node r2 has no evidence nope")
+    # with --json the refusal's code comes last on stdout too, for scripts
+    assert main(["whatif", rid, "--node", "r2", "--drop", "nope", "--json"]) == 2
+    cap = capsys.readouterr()
+    js = json.loads(cap.out.strip().splitlines()[-1])
+    assert js["error"] == "unknown_evidence" and js["message"].startswith("node r2 has no")
+    assert main(["attribute", rid, "--node", "q1", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["error"] == "no_evidence"
 
 
 # ---------------------------------------------------------------- real model

@@ -111,6 +111,23 @@ def evidence_items(node: Any) -> list[tuple[str, str]]:
     return [(i, h["title"]) for i, h in node_hits(node, kept_only=True).items()]
 
 
+def precheck(store: Any, run_id: str, node: str | None, *, model: Any = None) -> Any:
+    """The run's trace, or the WhatIfError an attribution of ``node``'s evidence (None: of
+    the answer's path) would end in; needs no model (``model``: the loaded one's info, to
+    check against the run's)."""
+    _, _, tr = check(store, run_id, None if node is None else Intervention(node), model=model)
+    if node is None:
+        if not answer_path(tr):
+            raise WhatIfError(f"run {run_id} kept no evidence on any node: nothing to "
+                              f"attribute the answer to", "no_evidence")
+    elif not evidence_items(tr.nodes[node]):
+        with_ev = [n.id for n in tr.nodes.values() if evidence_items(n)]
+        raise WhatIfError(f"node {node} ({tr.nodes[node].kind}) kept no evidence to attribute "
+                          f"the answer to; nodes with evidence: {', '.join(with_ev) or 'none'}",
+                          "no_evidence")
+    return tr
+
+
 def attribute(store: Any, run_id: str, node: str, *, llm: Any, build: Build | None = None,
               write: bool = False, limit: int | None = None, loo_max: int = 12,
               samples: int | None = None, seed: int = 0, together: int = 1) -> Attribution:
@@ -118,12 +135,8 @@ def attribute(store: Any, run_id: str, node: str, *, llm: Any, build: Build | No
     above ``loo_max`` items, a linear surrogate over ``samples`` random ablations (default
     twice the items), when the backend can score the original answer. ``together`` > 1
     runs that many variants at once (see :func:`_effects`)."""
-    run, _, tr = check(store, run_id, Intervention(node), model=llm.info)
+    tr = precheck(store, run_id, node, model=llm.info)
     items = evidence_items(tr.nodes[node])
-    if not items:
-        with_ev = [n.id for n in tr.nodes.values() if evidence_items(n)]
-        raise WhatIfError(f"node {node} ({tr.nodes[node].kind}) kept no evidence to attribute "
-                          f"the answer to; nodes with evidence: {', '.join(with_ev) or 'none'}")
     items = items[:limit] if limit else items
     ans = tr.answer or {}
     out = Attribution(run_id, node, tr.method, ans.get("text"), None, stored=write)
@@ -247,11 +260,8 @@ def answer_path(tr: Any) -> list[str]:
 def attribute_path(store: Any, run_id: str, *, llm: Any, build: Build | None = None,
                    write: bool = False, together: int = 1) -> PathAttribution:
     """One what-if per node on the answer's path: all of its evidence dropped."""
-    _, _, tr = check(store, run_id, None, model=llm.info)
+    tr = precheck(store, run_id, None, model=llm.info)
     nodes = answer_path(tr)
-    if not nodes:
-        raise WhatIfError(f"run {run_id} kept no evidence on any node: nothing to attribute "
-                          f"the answer to")
     ans = tr.answer or {}
     out = PathAttribution(run_id, tr.method, ans.get("text"), None)
     base = answer_call(tr)

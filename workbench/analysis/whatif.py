@@ -41,8 +41,29 @@ OK_STATUSES = ("finished", "refused")
 
 
 
+# why a what-if was refused, for scripts (``--json`` prints it): WhatIfError.code
+REFUSALS = {
+    "unknown_run": "no stored run has that id",
+    "unfinished_run": "the run did not finish, so its stored calls are incomplete",
+    "incomplete_calls": "some stored call lacks its prompt or output",
+    "other_model": "the run was made with another model than the one loaded",
+    "unknown_node": "the run has no such node",
+    "unknown_verdict": "the verdict is not one the methods take",
+    "blank_text": "a replacement step or added passage is blank",
+    "no_evidence": "the node holds no evidence to drop or attribute",
+    "unknown_evidence": "the node holds no such evidence item",
+    "unknown_passage": "the run's dataset has no such passage",
+    "not_applicable": "the method takes no such intervention on that node",
+    "rerun_failed": "the re-run itself failed",
+}
+
+
 class WhatIfError(ValueError):
-    """Bad input for a what-if; nothing was written."""
+    """Bad input for a what-if; nothing was written. ``code``: a REFUSALS key."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass
@@ -195,21 +216,22 @@ def check(store: Any, run_id: str, iv: Intervention | None, *, model: Any = None
     run = store.get_run(run_id)
     if run is None:
         raise WhatIfError(f"no run {run_id!r}; `python -m workbench runs list` shows the "
-                          f"stored runs")
+                          f"stored runs", "unknown_run")
     if run.get("status") not in OK_STATUSES:
         raise WhatIfError(
             f"run {run_id} is {run.get('status')!r}: its stored calls are incomplete "
-            f"({run.get('error') or 'it did not finish'}); a what-if needs a finished run")
+            f"({run.get('error') or 'it did not finish'}); a what-if needs a finished run",
+            "unfinished_run")
     events = store.events(run_id)
     if not events or events[-1].type != T.RUN_FINISHED:
         raise WhatIfError(f"run {run_id} has no run_finished event: its stored calls are "
-                          f"incomplete; a what-if needs a finished run")
+                          f"incomplete; a what-if needs a finished run", "unfinished_run")
     bad = [e.llm_call_id or str(e.seq) for e in events if e.type == T.LLM_CALL
            and (e.data.get("prompt") is None or e.data.get("output") is None)]
     if bad:
         raise WhatIfError(f"run {run_id} has {len(bad)} stored call(s) without prompt or "
                           f"output ({_short(bad, 3)}): its calls are incomplete and cannot "
-                          f"be replayed")
+                          f"be replayed", "incomplete_calls")
     if model is not None:
         check_model(run, model)
     tr = Trace.fold(events)
@@ -217,27 +239,27 @@ def check(store: Any, run_id: str, iv: Intervention | None, *, model: Any = None
         return run, events, tr
     if iv.node not in tr.nodes:
         raise WhatIfError(f"run {run_id} has no node {iv.node!r}; its nodes: "
-                          f"{_short(list(tr.nodes))}")
+                          f"{_short(list(tr.nodes))}", "unknown_node")
     node = tr.nodes[iv.node]
     if iv.verdict is not None and iv.verdict not in VERDICTS:
         raise WhatIfError(f"unknown verdict {iv.verdict!r}; give one of "
-                          f"{', '.join(VERDICTS)}")
+                          f"{', '.join(VERDICTS)}", "unknown_verdict")
     if iv.step is not None and not iv.step.strip():
         raise WhatIfError("the replacement step text is blank; give the new sub-question "
-                          "or step text")
+                          "or step text", "blank_text")
     if any(not t.strip() for t in iv.add):
-        raise WhatIfError("an added passage text is blank; give its text")
+        raise WhatIfError("an added passage text is blank; give its text", "blank_text")
     if iv.drop:
         have = node_evidence_ids(node)
         if not have:
             with_ev = [n.id for n in tr.nodes.values() if node_evidence_ids(n)]
             raise WhatIfError(f"node {iv.node} ({node.kind}) retrieved no evidence, so there "
                               f"is nothing to drop; nodes with evidence: "
-                              f"{_short(with_ev) or 'none'}")
+                              f"{_short(with_ev) or 'none'}", "no_evidence")
         unknown = [d for d in iv.drop if d not in have]
         if unknown:
             raise WhatIfError(f"node {iv.node} has no evidence {_short(unknown, 3)}; its "
-                              f"evidence ids: {_short(have)}")
+                              f"evidence ids: {_short(have)}", "unknown_evidence")
     return run, events, tr
 
 
@@ -247,7 +269,8 @@ def check_model(run: dict[str, Any], info: Any) -> None:
         raise WhatIfError(
             f"run {run['run_id']} was made with model {run.get('model_name') or '?'} "
             f"(sha256 {want[:12]}…) but {getattr(info, 'name', '?')} (sha256 {sha[:12]}…) is "
-            f"loaded; its calls replay only on the same model: load it with --model")
+            f"loaded; its calls replay only on the same model: load it with --model",
+            "other_model")
 
 
 # ---------------------------------------------------------------- node ids
@@ -408,7 +431,8 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
         missing = [pid for pid in iv.add_ids if look(pid) is None]
         if missing:
             raise WhatIfError(f"dataset {run.get('dataset')!r} has no passage "
-                              f"{_short(missing, 3)}; give passage ids of that dataset")
+                              f"{_short(missing, 3)}; give passage ids of that dataset",
+                              "unknown_passage")
         found = [look(pid) for pid in iv.add_ids]
     replay = CallReplay(llm, run_calls(events), None, source=f"run {run_id}")
     method, ctx = (build or default_build)(run, replay, parent)
@@ -426,17 +450,19 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
     wall_ms = (time.perf_counter() - t0) * 1000.0
     if tr.status not in OK_STATUSES:
         raise WhatIfError(f"the what-if re-run of {run_id} {tr.status}: "
-                          f"{tr.summary.get('error') or 'no answer'}; nothing was stored")
+                          f"{tr.summary.get('error') or 'no answer'}; nothing was stored",
+                          "rerun_failed")
     if hook.mismatch:
         raise WhatIfError(f"{method.name} cannot take verdict {iv.verdict!r}: "
-                          f"{'; '.join(hook.mismatch)}; nothing was stored")
+                          f"{'; '.join(hook.mismatch)}; nothing was stored", "not_applicable")
     for part in iv.parts():
         if not any(a["part"] == part and a["node"] == iv.node for a in hook.applied):
             takers = sorted(hook.seen[part])
             raise WhatIfError(
                 f"{method.name} cannot take {PART_WORDS[part]} on node {iv.node} "
                 f"({parent.nodes[iv.node].kind}): the method produces no {part} for it "
-                f"(nodes that take one: {_short(takers) or 'none'}); nothing was stored")
+                f"(nodes that take one: {_short(takers) or 'none'}); nothing was stored",
+                "not_applicable")
     mapping = align_ids(events, buf.events)
     new_events = rename_events(buf.events, mapping)
     # the intervention, where it applied, just before run_finished

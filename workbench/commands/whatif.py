@@ -58,6 +58,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_attribute)
 
 
+def _refusal_as_json(func):
+    """With --json, a refused what-if also prints its reason code and message as the last
+    line of stdout (then the usual error on stderr, exit 2)."""
+    import functools
+    import json
+
+    @functools.wraps(func)
+    def run(args: argparse.Namespace) -> int:
+        from ..analysis.whatif import WhatIfError
+        try:
+            return func(args)
+        except WhatIfError as e:
+            if args.json:
+                print(json.dumps({"error": e.code, "message": str(e)}))
+            raise
+    return run
+
+
+@_refusal_as_json
 def cmd_whatif(args: argparse.Namespace) -> int:
     from ..analysis.whatif import check, whatif
     from ..methods.intervene import Intervention
@@ -72,13 +91,11 @@ def cmd_whatif(args: argparse.Namespace) -> int:
     return 0
 
 
+@_refusal_as_json
 def cmd_attribute(args: argparse.Namespace) -> int:
-    from ..analysis.attribute import attribute, attribute_path
-    from ..analysis.whatif import check
-    from ..methods.intervene import Intervention
+    from ..analysis.attribute import attribute, attribute_path, precheck
     st = Store()
-    # bad input fails before the model loads
-    check(st, args.run_id, None if args.answer_path else Intervention(args.node))
+    precheck(st, args.run_id, None if args.answer_path else args.node)   # before the model loads
     if args.answer_path:
         res = attribute_path(st, args.run_id, llm=backend_from_args(args), write=args.keep_runs,
                              together=args.together)
