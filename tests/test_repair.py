@@ -315,3 +315,49 @@ def test_a_breaking_node_that_retrieves_nothing_hands_the_gold_to_the_nearest_re
     stored = json.loads(gzip.open(ROOT / "tests" / "fixtures" / "stored_runs"
                                   / f"{method}.json.gz").read())
     assert R.nearest_retrieving(_trace_of(stored), node) == at
+
+
+def test_gold_goes_ahead_of_the_nodes_own_hits_and_a_replay_it_never_reached_is_skipped(
+        monkeypatch):
+    """Gold repair adds the gold ahead of the node's own hits (a top-k cut or a merge after
+    the retrieval would drop passages added after them: PAR-RAG's sparse retrieval merged
+    with its dense one did); a replay in which every call replayed tested nothing and is
+    skipped, not counted as a reasoning failure; a new record replaces the old one whole."""
+    from types import SimpleNamespace
+
+    from workbench.knowledge.types import Hit
+    from workbench.methods.intervene import Apply, Intervention, added_hits
+
+    own = [Hit(f"d{i}", f"T{i}", "x", "bm25", 1.0 / i, i) for i in (1, 2, 3)]
+    gold = added_hits((), [SimpleNamespace(id="g1", title="G", text="gold")])
+    first = Apply(Intervention("r2", add_ids=["g1"]), gold, first=True)
+    got = first.hits("r2", list(own))
+    assert [(h.id, h.rank) for h in got] == [("g1", 1), ("d1", 2), ("d2", 3), ("d3", 4)]
+    assert first.applied[0]["added_first"] is True
+    after = Apply(Intervention("r2", add_ids=["g1"]), gold).hits("r2", list(own))
+    assert [(h.id, h.rank) for h in after] == [("d1", 1), ("d2", 2), ("d3", 3), ("g1", 4)]
+
+    st = Store()
+    eid = demo_eval(st, qids=["q014"], methods=(RAG,))
+    plan = R.plan(st, eid, "breaking")
+    calls = []
+
+    def replayed_only(*a, **kw):
+        calls.append(kw.get("add_first"))
+        return SimpleNamespace(fresh_calls=0, reused_calls=0, replayed_calls=3,
+                               run_id="run_child", applied=[])
+    # a skip recorded earlier must not leave its keys beside the new record
+    t = plan.todo[0]
+    R._record(st, plan, t, status="skipped", skip="not_replayable", reason="an old reason")
+    monkeypatch.setattr(R, "whatif", replayed_only)
+    out = R.run(st, plan, llm=backend())
+    assert calls == [True]
+    assert [(o.status, o.child_run_id) for o in out] == [("skipped", "run_child")]
+    rec = st.get_run(t.run_id)["metrics"]["gold_repair"]["breaking"]
+    assert rec["skip"] == "not_reached" and "reached no LLM call" in rec["reason"]
+    assert "an old reason" not in json.dumps(rec)
+    f = R.summary(st, eid)["breaking"][RAG]
+    assert f["tested"] == 0 and f["skipped"] == {"not_reached": 1}
+    R._record(st, plan, t, status="repaired", verdict="retrieval")
+    rec = st.get_run(t.run_id)["metrics"]["gold_repair"]["breaking"]
+    assert rec["status"] == "repaired" and "skip" not in rec and "reason" not in rec

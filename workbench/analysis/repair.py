@@ -3,8 +3,11 @@
 For every wrong run of an eval that triage gave a breaking node (workbench/triage), on a
 question whose gold evidence is dataset passages (HotpotQA's supporting facts, MuSiQue's
 decomposition paragraphs, the demo world's gold passages), the gold passages the node's
-own retrieval lacked are added to it and the run is replayed behind its own stored calls
-(a what-if, analysis/whatif.py): only the calls downstream of the change run on the model.
+own retrieval lacked are added to it, ahead of its own hits (as if it had ranked them
+first, so that a top-k cut or a merge after the retrieval keeps them), and the run is
+replayed behind its own stored calls (a what-if, analysis/whatif.py): only the calls
+downstream of the change run on the model. A replay in which no call changed (the gold
+reached no prompt) tested nothing and is skipped as ``not_reached``.
 The replayed answer is scored with the eval's own primary metric. A failure the gold
 evidence repairs is a *retrieval failure by intervention*; one it does not repair is a
 *reasoning failure by intervention*. Set beside the triage class (retrieval side:
@@ -61,6 +64,7 @@ SKIPS = {
     "no_retrieval": "the run retrieved nothing",
     "not_replayable": "cannot be replayed",
     "not_applicable": "method takes no evidence there",
+    "not_reached": "the added gold reached no LLM call",
 }
 JUDGED = ("acc_lm",)        # primaries that need an LLM judge: scored by contains instead
 
@@ -148,7 +152,8 @@ class GoldEverywhere(Interventions):
         add = [p for hop, ps in self.gold if lacks(hop) for p in ps]
         if not add:
             return items
-        sub = Apply(Intervention(node_id, add_ids=[p.id for p in add]), added_hits((), add))
+        sub = Apply(Intervention(node_id, add_ids=[p.id for p in add]), added_hits((), add),
+                    first=True)
         out = apply(sub)
         self.main.applied.extend(sub.applied)
         return out
@@ -403,6 +408,9 @@ def _record(store: Any, plan_: Plan, t: Target, **kw: Any) -> dict[str, Any]:
            "created_at": time.time(), "triage_class": t.triage_class,
            "break_node": t.break_node, "node": t.node, "via": t.via, "add_ids": t.add_ids,
            "missing": t.missing, "unresolved": t.unresolved, **kw}
+    # the new record replaces an earlier one of this scope (a merge patch would keep its
+    # keys, such as an earlier skip's reason beside a later result)
+    _merge(store, t.run_id, {"gold_repair": {plan_.scope: None}})
     _merge(store, t.run_id, {"gold_repair": {plan_.scope: rec}})
     return rec
 
@@ -449,13 +457,20 @@ def repair_one(store: Any, plan_: Plan, t: Target, *, llm: Any, build: Any = Non
         def around(apply: Apply) -> GoldEverywhere:
             return GoldEverywhere(apply, gold)
     try:
-        res = whatif(store, t.run_id, iv, llm=llm, build=build, around=around)
+        res = whatif(store, t.run_id, iv, llm=llm, build=build, around=around, add_first=True)
     except WhatIfError as e:
-        key = "not_applicable" if "cannot take" in str(e) else "not_replayable"
+        key = "not_applicable" if e.code == "not_applicable" else "not_replayable"
         _record(store, plan_, t, status="skipped", skip=key, reason=str(e))
         return Outcome(t.run_id, t.series, t.question_id, "skipped", str(e))
-    correct, scored_by = _score(store, t, plan_.spec, res.run_id, plan_.dataset)
     applied = [a for a in res.applied if a.get("part") == "evidence"]
+    if res.fresh_calls == 0 and res.reused_calls == 0:
+        # every call replayed: no prompt saw the gold, so nothing was tested
+        why = (f"the gold passages added at {t.node} reached no LLM call: the method cut or "
+               f"merged them away after the retrieval; the re-run is {res.run_id}")
+        _record(store, plan_, t, status="skipped", skip="not_reached", reason=why,
+                child_run_id=res.run_id, applied=applied, replayed_calls=res.replayed_calls)
+        return Outcome(t.run_id, t.series, t.question_id, "skipped", why, res.run_id)
+    correct, scored_by = _score(store, t, plan_.spec, res.run_id, plan_.dataset)
     _merge(store, res.run_id, {"gold_repair": {"eval_id": plan_.eval_id, "scope": plan_.scope,
                                                "parent_run_id": t.run_id,
                                                "correct": correct}})

@@ -415,7 +415,7 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
            build: Build | None = None, passage: Callable[[str], Any] | None = None,
            write: bool = True,
            around: Callable[[Apply], Any] | None = None,
-           live: list[Event] | None = None) -> WhatIfResult:
+           live: list[Event] | None = None, add_first: bool = False) -> WhatIfResult:
     """Re-run stored run ``run_id`` with intervention ``iv`` (see the module docstring);
     stores the new run (unless ``write`` is False) and returns what changed.
     ``build(run_row, backend, parent_trace) -> (method, ctx)`` makes the run's method and
@@ -423,7 +423,8 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
     ``iv.add_ids`` (default: the run's dataset); ``around(apply)`` gives the hooks the
     methods consult when more than ``iv`` applies (gold repair's every-node scope); what
     applied is still read from ``apply``. ``live`` receives each event as the re-run makes
-    it (node ids not yet aligned with the parent's), for a view that draws it as it grows."""
+    it (node ids not yet aligned with the parent's), for a view that draws it as it grows.
+    ``add_first``: added passages go before the node's own hits instead of after them."""
     run, events, parent = check(store, run_id, iv, model=llm.info)
     found = []
     if iv.add_ids:
@@ -436,7 +437,7 @@ def whatif(store: Any, run_id: str, iv: Intervention, *, llm: Any,
         found = [look(pid) for pid in iv.add_ids]
     replay = CallReplay(llm, run_calls(events), None, source=f"run {run_id}")
     method, ctx = (build or default_build)(run, replay, parent)
-    hook = Apply(iv, added_hits(iv.add, found))
+    hook = Apply(iv, added_hits(iv.add, found), first=add_first)
     ctx.whatif = around(hook) if around else hook
     buf = _Buffer()
     from ..execution import execute

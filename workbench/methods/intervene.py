@@ -102,9 +102,12 @@ class Apply(Interventions):
     the wrong kind (``mismatch``)."""
     active = True
 
-    def __init__(self, iv: Intervention, added: Sequence[Hit] = ()):
+    def __init__(self, iv: Intervention, added: Sequence[Hit] = (), first: bool = False):
         self.iv = iv
         self.added = list(added)
+        # added items go before the node's own (gold repair: as if the retrieval had ranked
+        # them first, so that no top-k cut or merge after it drops them), else after them
+        self.first = first
         self.applied: list[dict[str, Any]] = []
         self.seen: dict[str, dict[str, str]] = {"evidence": {}, "step": {}, "verdict": {}}
         self.mismatch: list[str] = []
@@ -124,11 +127,17 @@ class Apply(Interventions):
                 dropped.append(id_of(it))
             else:
                 kept.append(it)
-        new = [make(dataclasses.replace(h, rank=len(kept) + i))
-               for i, h in enumerate(self.added, 1)]
+        if self.first:
+            new = [make(dataclasses.replace(h, rank=i)) for i, h in enumerate(self.added, 1)]
+            kept = [dataclasses.replace(it, rank=len(new) + i) if isinstance(it, Hit) else it
+                    for i, it in enumerate(kept, 1)]
+        else:
+            new = [make(dataclasses.replace(h, rank=len(kept) + i))
+                   for i, h in enumerate(self.added, 1)]
         self.applied.append({"part": "evidence", "node": node_id, "dropped": dropped,
-                             "added": [h.id for h in self.added]})
-        return kept + new
+                             "added": [h.id for h in self.added],
+                             **({"added_first": True} if self.first and new else {})})
+        return new + kept if self.first else kept + new
 
     def hits(self, node_id: str | None, hits: list[Hit]) -> list[Hit]:
         if not self._mine("evidence", node_id, "passages") or "evidence" not in self.iv.parts():
