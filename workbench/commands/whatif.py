@@ -49,8 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="random ablations of the surrogate (default: twice the items)")
     p.add_argument("--together", type=number(int, 1), default=1, metavar="K",
                    help="run K variants at once, their fresh LLM calls decoded together as one "
-                        "llama.cpp batch (default 1: one at a time; a batch can change a "
-                        "near-tie token, as any two decodes can)")
+                        "llama.cpp batch: for a GPU; on a few CPU cores it is slower (the "
+                        "variants one at a time share their prompts through the KV cache). "
+                        "Default 1")
     p.add_argument("--keep-runs", action="store_true",
                    help="store each variant as a run with parent_run_id (default: not stored)")
     p.add_argument("--json", action="store_true", help="a JSON summary as the last line")
