@@ -299,15 +299,15 @@ def _effects(store: Any, run_id: str, variants: list[tuple[Intervention, str, st
                           res.correct != res.parent_correct, res.fresh_calls,
                           res.replayed_calls, res.run_id, delta), res.parent_correct
 
-    if together > 1 and len(variants) > 1:
+    k = min(together, len(variants))
+    if k > 1:
         from concurrent.futures import ThreadPoolExecutor
 
         from ..llm.items_together import ItemsTogether
-        model = ItemsTogether(llm, min(together, len(variants)))
-        with ThreadPoolExecutor(min(together, len(variants)),
-                                thread_name_prefix="attribute") as pool:
+        model = ItemsTogether(llm, k)
+        with ThreadPoolExecutor(k, thread_name_prefix="attribute") as pool:
             done = list(pool.map(lambda v: one(model, *v), variants))
-        into.together = min(together, len(variants))
+        into.together = k
     else:
         done = [one(llm, *v) for v in variants]
     for eff, parent_correct in done:

@@ -398,9 +398,11 @@ def _score(store: Any, t: Target, spec: dict[str, Any], child_id: str, dataset: 
     return bool(s.correct and tr.status in ("finished", "refused")), scored_by
 
 
-def _merge(store: Any, run_id: str, patch: dict[str, Any]) -> None:
-    store.execute("UPDATE runs SET metrics = json_merge_patch(coalesce(metrics, '{}'), ?) "
-                  "WHERE run_id = ?", [json.dumps(patch, default=str), run_id])
+def _merge(store: Any, run_id: str, *patches: dict[str, Any]) -> None:
+    """JSON merge patches applied in turn to the run's metrics, in one update."""
+    store.execute(f"UPDATE runs SET metrics = json_merge_patch(coalesce(metrics, '{{}}')"
+                  f"{', ?' * len(patches)}) WHERE run_id = ?",
+                  [json.dumps(p, default=str) for p in patches] + [run_id])
 
 
 def _record(store: Any, plan_: Plan, t: Target, **kw: Any) -> dict[str, Any]:
@@ -410,8 +412,8 @@ def _record(store: Any, plan_: Plan, t: Target, **kw: Any) -> dict[str, Any]:
            "missing": t.missing, "unresolved": t.unresolved, **kw}
     # the new record replaces an earlier one of this scope (a merge patch would keep its
     # keys, such as an earlier skip's reason beside a later result)
-    _merge(store, t.run_id, {"gold_repair": {plan_.scope: None}})
-    _merge(store, t.run_id, {"gold_repair": {plan_.scope: rec}})
+    _merge(store, t.run_id, {"gold_repair": {plan_.scope: None}},
+           {"gold_repair": {plan_.scope: rec}})
     return rec
 
 

@@ -78,7 +78,8 @@ def pair_rows(d: D.RunDiff, a: Any, b: Any) -> list[dict[str, Any]]:
     for s, na, nb in d.order:
         p = d.pair_of("a", na) if s == "both" else None
         rows.append({
-            "side": DIFFERING[2] if p and p.differs else SIDES[s][2], "A": na or "", "B": nb or "",
+            "side": DIFFERING[2] if p and p.differs else SIDES[s][2],
+            "A": na or "", "B": nb or "",
             "text": shorten((a.nodes[na] if na else b.nodes[nb]).text, 90),
             "similarity": p.similarity if p else None,
             "shared evidence": len(p.shared) if p and p.evidence_overlap is not None else None,

@@ -300,10 +300,9 @@ class CogGRAG(Method):
             kept = ctx.whatif.evidence(
                 nid, kept, triple_id, lambda h, o=("GLOBAL" if nid == "kg" else nid):
                 added_triple(h, o), None if nid == "kg" else lambda c, o=nid: c["owner"] == o)
-        if ctx.whatif.active:           # the events show what the re-run reasons over
-            scored = as_intervened(scored, kept)
-        yield from retrieval_events(ctx, question, asked, scored, links, key_rows, subgraph,
-                                    emb.name)
+        # the events show what the run reasons over (a what-if's drops and additions)
+        yield from retrieval_events(ctx, question, asked, as_intervened(scored, kept), links,
+                                    key_rows, subgraph, emb.name)
         descs: list[dict[str, Any]] = []
         if cfg.entity_descriptions:
             descs = describe(kg, links, [q for _, q in asked], emb, cfg.description_min_sim)

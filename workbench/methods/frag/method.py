@@ -263,9 +263,8 @@ class Frag(Method):
         shown = ctx.whatif.evidence(    # a what-if drops or adds paths
             "st:rerank", [(f"p:{p.rank}", p.text) for p in res.selected], lambda x: x[0],
             lambda h: (h.id, h.text))
-        # the events show the paths the re-run reasons over, not the original's
-        cover = yield from retrieval_events(kg, question, res, cfg, gold_eids,
-                                            shown=shown if ctx.whatif.active else None)
+        # the events show the paths the run reasons over (a what-if's drops and additions)
+        cover = yield from retrieval_events(kg, question, res, cfg, gold_eids, shown)
 
         # 4. reasoning: one call
         yield ctx.set_phase("reason")

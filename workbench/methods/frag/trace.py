@@ -16,9 +16,10 @@ MAX_SCORED_LISTED = 500        # rows of the path table carried in paths_scored
 
 def retrieval_events(kg: Any, question: str, res: FragRetrieval, cfg: Any,
                      gold_eids: Sequence[str],
-                     shown: Sequence[tuple[str, str]] | None = None) -> Iterator[T.Event]:
+                     shown: Sequence[tuple[str, str]]) -> Iterator[T.Event]:
     """The events of one retrieval; returns the per-stage coverage (None without gold).
-    ``shown``: the (path id, text) pairs a what-if left the reasoning call, when one ran."""
+    ``shown``: the (path id, text) pairs the reasoning call gets (a what-if's drops and
+    additions applied; otherwise the selected paths)."""
     name = namer(kg)
     route = res.route
     cover = coverage(res, gold_eids) if gold_eids else None
@@ -154,15 +155,15 @@ def retrieval_events(kg: Any, question: str, res: FragRetrieval, cfg: Any,
                      "meta": {"pipeline": p.pipeline, "hops": len(p.hops),
                               "triples": p.triples(), "start": p.start, "end": p.end,
                               **triple_sources(kg, p.triples())}})
-    if shown is not None:           # a what-if's drops stay listed, unkept; additions follow
-        now = dict(shown)
-        for h in hits:
-            if h["id"] not in now:
-                h["meta"] = {**h["meta"], "kept": False, "whatif": "dropped"}
-        ids = {h["id"] for h in hits}
-        hits += [{"id": i, "title": "(added)", "text": t, "retriever": "added", "score": 0.0,
-                  "rank": len(hits) + n, "meta": {"whatif": "added"}}
-                 for n, (i, t) in enumerate([x for x in shown if x[0] not in ids], 1)]
+    # a what-if's drops stay listed, unkept; its additions follow
+    now = dict(shown)
+    for h in hits:
+        if h["id"] not in now:
+            h["meta"] = {**h["meta"], "kept": False, "whatif": "dropped"}
+    ids = {h["id"] for h in hits}
+    hits += [{"id": i, "title": "(added)", "text": t, "retriever": "added", "score": 0.0,
+              "rank": len(hits) + n, "meta": {"whatif": "added"}}
+             for n, (i, t) in enumerate([x for x in shown if x[0] not in ids], 1)]
     yield T.Event(T.RETRIEVED, {"query": question, "retriever": "kg", "k": cfg.path_top_u,
                                 "hits": hits,
                                 "latency_ms": round(sum(s.seconds for s in res.stages)
