@@ -91,7 +91,7 @@ def crp(model: str, threads: int | None, n: int, budget: int) -> dict:
     from workbench.execution import run_to_end
     from workbench.workspace import build_context
     qs = [q.question for q in load_dataset("demo").questions[:n]]
-    out = {}
+    out, answers = {}, {}
     for label, tokens in (("store on", budget), ("store off", 0)):
         be = load_backend(model=model, n_threads=threads, prefix_cache_tokens=tokens,
                           shared=False, isolate_model=False)
@@ -101,7 +101,9 @@ def crp(model: str, threads: int | None, n: int, budget: int) -> dict:
         tot = {"llm_calls": 0, "prompt_tokens": 0, "cached_prompt_tokens": 0}
         for q in qs:
             m, ctx = build_context("crp-rag", llm=be, dataset="demo")
-            t = run_to_end(m, ctx, q).totals()
+            tr = run_to_end(m, ctx, q)
+            answers.setdefault(label, []).append(tr.answer)
+            t = tr.totals()
             for k in tot:
                 tot[k] += int(t[k])
         wall = time.perf_counter() - t0
@@ -110,6 +112,11 @@ def crp(model: str, threads: int | None, n: int, budget: int) -> dict:
                                                    / max(1, tot["prompt_tokens"]), 3),
                       "wall_s": round(wall, 1), "questions": len(qs)}
         print(f"CRP-RAG, {label}: {out[label]}", flush=True)
+    # restored prefixes give what evaluating the whole prompt gives (llm/prefix_store.py)
+    out["same_answers"] = answers["store on"] == answers["store off"]
+    out["wall_ratio"] = round(out["store on"]["wall_s"] / out["store off"]["wall_s"], 3)
+    print(f"CRP-RAG: store on / off wall time {out['wall_ratio']}; same answers: "
+          f"{out['same_answers']}")
     return out
 
 
@@ -141,14 +148,12 @@ def main() -> None:
     res["single"] = single(be, systems[-1], res["interleaved"]["first_ms"][-1])
     store = be.prefix_store
     if store is not None and store.kept():
-        import llama_cpp
-        seq = max(store._entries)            # bytes of one kept prompt's KV cells
-        n = len(store._entries[seq].tokens)
-        size = llama_cpp.llama_state_seq_get_size(be.llm._ctx.ctx, seq)
-        res["kv_bytes_per_token"] = round(size / n)
-        print(f"KV memory: {size / 1e6:.1f} MB for a kept prompt of {n} tokens "
-              f"({size / n / 1e3:.1f} kB a token; the default budget of {DEFAULT_BUDGET_TOKENS} "
-              f"tokens is {DEFAULT_BUDGET_TOKENS * size / n / 1e6:.0f} MB)")
+        kept = store.summary()
+        per = kept["bytes"] / kept["cells"]
+        res["kv_bytes_per_token"] = round(per)
+        print(f"RAM: {kept['bytes'] / 1e6:.1f} MB for {kept['kept']} kept prompts of "
+              f"{kept['cells']} tokens ({per / 1e3:.1f} kB a token; the default budget of "
+              f"{DEFAULT_BUDGET_TOKENS} tokens is {DEFAULT_BUDGET_TOKENS * per / 1e6:.0f} MB)")
     be.close()
     res["vs_single"] = round(res["interleaved"]["mean_ratio"] / res["single"]["ratio"], 2)
     print(f"interleaved mean ratio / single-prefix ratio: {res['vs_single']}")

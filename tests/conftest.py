@@ -79,6 +79,7 @@ REAL_MODEL_MODULE_FIXTURES = {
     "test_llm_server.py": {"server"},
     "test_methods_text_real.py": {"env"},
     "test_node_scores.py": {"real_env"},
+    "test_prefix_cache.py": {"backends"},
 }
 # Tests that load (or hash) a bundled model in their own body or in a child process.
 REAL_MODEL_TESTS = {
@@ -94,6 +95,8 @@ REAL_MODEL_TESTS = {
     "test_llm_isolation.py::test_a_bundled_file_that_no_longer_matches_its_hash_is_refused",
     "test_llm_isolation.py::test_worker_exits_soon_after_its_parent_is_killed",
     "test_llm_llama_cpp.py::test_registry_lists_bundled_models_with_metadata_and_verified_hashes",
+    "test_prefix_cache.py::test_least_recently_used_prompts_are_evicted_under_the_budget",
+    "test_prefix_cache.py::test_the_same_holds_for_a_qwen_model_whose_output_an_uncut_prefix_changes",
 }
 # Tests without a real model or a browser that took 10 s or more in a run of the fast suite on
 # 2 shared cores (`--durations`); a parametrised case is named with its [id], a name alone

@@ -11,6 +11,7 @@ import pytest
 from workbench.llm import batching
 from workbench.llm.base import (ContextOverflowError, GenParams, GenRequest, GrammarError, LLMError,
                                 ScoreRequest)
+from workbench.llm.prefix_store import aligned, eval_start
 
 SYSTEM = {"role": "system", "content": "You answer questions about films and cities briefly."}
 QUESTIONS = ["Who directed the film Inception?", "What is the capital of France?",
@@ -85,7 +86,9 @@ def test_stop_strings_and_max_tokens_per_sequence(default_llm):
 
 
 def test_a_batched_call_is_reproducible(default_llm):
-    reqs = _reqs(max_tokens=16)
+    system = {"role": "system", "content": SYSTEM["content"] + " Films have directors." * 12}
+    reqs = [GenRequest([system, {"role": "user", "content": q}], GenParams(max_tokens=16))
+            for q in QUESTIONS]
     a = default_llm.generate_many(reqs)
     b = default_llm.generate_many(reqs)                 # prefix now cached
     default_llm.generate("Something else entirely", GenParams(max_tokens=4, chat=False))
@@ -93,7 +96,9 @@ def test_a_batched_call_is_reproducible(default_llm):
         [x.to_record() for x in a])[0]])                # cache changed; the recorded plan
     assert _ids(a) == _ids(b) == _ids(c)
     assert [x.logprobs for x in a] == [x.logprobs for x in b] == [x.logprobs for x in c]
-    assert b[0].batch["prefix_from_cache"] == b[0].batch["shared_prefix_tokens"] > 0
+    # cut where evaluating the rest gives what evaluating all of it gives (llm/prefix_store.py)
+    p = b[0].batch["shared_prefix_tokens"]
+    assert b[0].batch["prefix_from_cache"] == eval_start(p, p, 512) > 0
 
 
 def test_batch_size_one_is_exactly_generate(default_llm):
@@ -117,12 +122,14 @@ def test_a_shared_prefix_is_evaluated_once_and_then_reused(default_llm):
     assert first[0].batch["prompt_tokens_evaluated"] == \
         sum(prompt_lens) - 3 * p - first[0].batch["prefix_from_cache"]
     second = default_llm.generate_many(reqs)             # prefix left in the cache
-    assert second[0].batch["prefix_from_cache"] == p
-    assert second[0].batch["prompt_tokens_evaluated"] == sum(prompt_lens) - 4 * p
+    cached = eval_start(p, p, 512)
+    assert cached > 100 and second[0].batch["prefix_from_cache"] == cached
+    assert second[0].batch["prompt_tokens_evaluated"] == sum(prompt_lens) - 3 * p - cached
     # and a plain generate after a batch reuses it too
-    single = default_llm.generate([system, {"role": "user", "content": "Name a studio."}],
-                                  GenParams(max_tokens=2))
-    assert single.cached_prompt_tokens >= p - 1
+    single = [system, {"role": "user", "content": "Name a studio."}]
+    got = default_llm.generate(single, GenParams(max_tokens=2))
+    n = len(default_llm.tokenize(default_llm.render(single)[0]))
+    assert got.cached_prompt_tokens == eval_start(aligned(p), n, 512) > 100
 
 
 def test_generate_after_a_batch_is_unchanged(default_llm):

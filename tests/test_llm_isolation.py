@@ -69,7 +69,12 @@ def test_worker_serves_generation_with_logprobs_grammar_and_streaming(iso):
     assert c.completion_tokens > 0 and [t.id for t in seen] == [t.id for t in c.tokens]
     assert all(t.logprob is not None and t.logprob <= 0 for t in c.tokens)
     again = iso.generate(Q, GenParams(max_tokens=12))
-    assert again.text == c.text and again.cached_prompt_tokens > 0   # prefix cache in the worker
+    assert again.text == c.text and again.logprobs == c.logprobs
+    # the prefix cache in the worker, for a prompt longer than its 32-token unit
+    long = [{"role": "system", "content": "You answer questions about films. " * 8}] + Q
+    first = iso.generate(long, GenParams(max_tokens=2))
+    assert iso.generate(long, GenParams(max_tokens=2)).cached_prompt_tokens >= 32 > \
+        first.cached_prompt_tokens
     j = iso.generate(Q, GenParams(max_tokens=40, json_schema={
         "type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}))
     assert "answer" in j.json()

@@ -1,8 +1,8 @@
-"""The prefix store: recent prompts kept as sequences of the model's context (llm/prefix_store.py)."""
+"""The prefix store: copies of recent prompts' KV cells (llm/prefix_store.py)."""
 import pytest
 
 from workbench.llm.base import GenParams, GenRequest
-from workbench.llm.prefix_store import ALIGN, common_prefix, trie_size
+from workbench.llm.prefix_store import ALIGN, aligned, common_prefix, eval_start
 
 from tests.conftest import FAST_MODEL
 
@@ -14,12 +14,17 @@ QUESTIONS = ["Who directed Inception?", "Which studio made My Neighbor Totoro?",
              "When was Alien released?"]
 
 
-def test_common_prefix_and_trie_size():
+def test_common_prefix_and_alignment():
     assert common_prefix([1, 2, 3], [1, 2, 4, 5]) == 2
     assert common_prefix([], [1]) == 0 and common_prefix([7, 8], [7, 8]) == 2
-    # two prompts sharing 2 tokens occupy 2 + 1 + 2 cells; a prompt inside another adds none
-    assert trie_size([[1, 2, 3], [1, 2, 4, 5]]) == 5
-    assert trie_size([[1, 2, 3], [1, 2], [9]]) == 4
+    assert [aligned(n) for n in (0, 31, 32, 63, 545)] == [0, 0, 32, 32, 544]
+    # the first batch after the cached part, up to the next multiple of 512, holds at least
+    # 32 tokens, unless it is the one a whole evaluation has too
+    assert eval_start(545, 556, 512) == 512          # [544, 556) would hold 12
+    assert eval_start(530, 600, 512) == 512          # at a batch boundary: as a whole one
+    assert eval_start(610, 624, 512) == 576 and eval_start(610, 700, 512) == 608
+    assert eval_start(500, 520, 512) == 480          # [480, 512) then [512, 520), as whole
+    assert eval_start(20, 30, 512) == 0
 
 
 def _fast_model_path():
@@ -58,14 +63,19 @@ def test_interleaved_kinds_are_served_from_kept_prefixes_with_the_same_greedy_ou
     calls = [(system, q) for q in QUESTIONS[:2] for system in (SUMMARY, VERDICT)]
     got = [cached.generate([s, {"role": "user", "content": q}], p) for s, q in calls]
     ref = [plain.generate([s, {"role": "user", "content": q}], p) for s, q in calls]
+    # the same tokens and the same log-probabilities to the last bit as evaluating each
+    # prompt whole: what was restored is what a fresh evaluation computes
     assert [_ids(c) for c in got] == [_ids(c) for c in ref]
+    assert [c.logprobs for c in got] == [c.logprobs for c in ref]
     # without kept prefixes, each call shares only the chat template's opening with the one
-    # before (another kind); with them, the second call of each kind starts from its first
-    assert [c.cache for c in ref[2:]] == ["previous", "previous"]
-    assert all(c.cached_prompt_tokens < 20 for c in ref[1:])
+    # before (another kind), shorter than the cut; with them, the second call of each kind
+    # starts from its first
+    assert [c.cache for c in ref[1:]] == ["none"] * 3
+    assert all(c.cached_prompt_tokens == 0 for c in ref)
     for c, system in zip(got[2:], (SUMMARY, VERDICT)):
         stable = _stable_tokens(cached, system)
-        assert c.cache == "prefix" and stable - ALIGN < c.cached_prompt_tokens <= stable
+        n = len(cached.tokenize(cached.render([system, {"role": "user", "content": QUESTIONS[1]}])[0]))
+        assert c.cache == "prefix" and c.cached_prompt_tokens == eval_start(stable, n, 512) > 100
         rec = c.to_record()
         assert rec["cache"] == "prefix" and rec["cached_prompt_tokens"] == c.cached_prompt_tokens
     assert got[0].cache == "none" and got[0].cached_prompt_tokens == 0
@@ -80,7 +90,8 @@ def test_a_batch_group_restores_its_shared_prefix_from_the_store(backends):
     got = cached.generate_many(reqs)
     assert {c.batch["mode"] for c in got} == {"llama_cpp"}
     assert got[0].batch["prefix_cache"] == "prefix" and got[0].cache == "prefix"
-    assert got[0].batch["prefix_from_cache"] >= _stable_tokens(cached, SUMMARY) - ALIGN
+    p = got[0].batch["shared_prefix_tokens"]
+    assert got[0].batch["prefix_from_cache"] == eval_start(p, p, 512) > 64
 
 
 def test_least_recently_used_prompts_are_evicted_under_the_budget():
@@ -103,3 +114,53 @@ def test_least_recently_used_prompts_are_evicted_under_the_budget():
         assert be.info.extra["prefix_cache"]["budget_tokens"] == 320
     finally:
         be.close()
+
+
+def test_a_call_gives_what_a_fresh_evaluation_gives_whatever_was_cached(backends):
+    _fresh_or_cached(*backends)
+
+
+def test_the_same_holds_for_a_qwen_model_whose_output_an_uncut_prefix_changes():
+    """Qwen2.5-Coder-0.5B (the default model's family): restored uncut, the prefix of this
+    test changes the log-probabilities in their third decimal, so this test fails without
+    the cut (checked with ALIGN = 1)."""
+    from workbench.llm.base import LLMError
+    from workbench.llm.llama_cpp_backend import LlamaCppBackend
+    from workbench.llm.registry import resolve
+    try:
+        path = resolve("qwen2.5-coder-0.5b")
+    except LLMError as e:
+        pytest.skip(f"the bundled model qwen2.5-coder-0.5b is not installed: {e}")
+    cached = LlamaCppBackend(path, n_ctx=1024, max_batch=4, prefix_cache_tokens=2048)
+    plain = LlamaCppBackend(path, n_ctx=1024, max_batch=4, prefix_cache_tokens=0)
+    try:
+        _fresh_or_cached(cached, plain)
+    finally:
+        cached.close()
+        plain.close()
+
+
+def _fresh_or_cached(cached, plain):
+    """Prompts longer than one evaluation batch (512 tokens), sharing a prefix whose length
+    is not a multiple of the cut: from the previous call, from a kept prompt, or from
+    nothing, the output is the same to the last bit."""
+    long = {"role": "system", "content": "Passages about films, their studios and years. " * 60}
+    a = [long, {"role": "user", "content": "Which studio made the film? Answer briefly."}]
+    b = [long, {"role": "user", "content": "Which year was it? Answer briefly."}]
+    other = [VERDICT, {"role": "user", "content": "Is Paris in France?"}]
+    p = GenParams(max_tokens=10)
+    shared = common_prefix(*(cached.tokenize(cached.render(m)[0]) for m in (a, b)))
+    assert shared > 512 and shared % ALIGN, shared
+    plain.generate("Zebras", GenParams(max_tokens=1, chat=False))
+    fresh = plain.generate(a, p)
+    assert fresh.cached_prompt_tokens == 0
+    cached.generate(b, p)
+    cached.generate(other, p)
+    after_kept = cached.generate(a, p)                  # b's prompt is a kept one
+    cached.generate(b, p)
+    after_prev = cached.generate(a, p)                  # b's prompt is sequence 0's
+    n = len(cached.tokenize(cached.render(a)[0]))
+    for c in (after_kept, after_prev):
+        assert _ids(c) == _ids(fresh) and c.logprobs == fresh.logprobs
+        assert c.cached_prompt_tokens == eval_start(shared, n, 512) > 512
+    assert after_kept.cache == "prefix" and after_prev.cache == "previous"

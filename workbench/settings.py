@@ -19,13 +19,14 @@ class Settings:
     n_gpu_layers: int = knob(0, "Layers offloaded to the GPU (0 = CPU only, -1 = all)", min=-1)
     n_ctx: int = knob(4096, "Context window in tokens", min=256, max=131072)
     n_threads: int = knob(0, "CPU threads (0 = all cores)", min=0, max=256)
-    n_batch: int = knob(512, "Prompt batch size", min=8, max=8192)
+    n_batch: int = knob(512, "Prompt batch size (rounded down to a multiple of 32)", min=32, max=8192)
     seed: int = knob(0, "Random seed for sampling", min=0)
-    # off by default: a prompt restored into other KV cells can change greedy output in the
-    # last bits (tests/test_llm_batched_real.py); DEFAULT_BUDGET_TOKENS is the measured budget
+    # DEFAULT_BUDGET_TOKENS is the measured budget; restored prefixes give the output a
+    # whole evaluation gives (llm/prefix_store.py)
     prefix_cache_tokens: int = knob(
-        0, f"KV cells kept for recent prompts, so each kind of call evaluates its instructions "
-        f"once (experimental; try {DEFAULT_BUDGET_TOKENS}; 0 = previous prompt only)",
+        DEFAULT_BUDGET_TOKENS, "Tokens of recent prompts kept in RAM (about 28 kB a token for "
+        "the default model), so each kind of call evaluates its instructions once; the output "
+        "is the same either way (0 = the previous prompt only)",
         min=0, max=131072)
     isolate_model: bool = knob(True, "Run the model in a worker process of its own, so a crash "
                                "in native code fails the run instead of the whole workbench")

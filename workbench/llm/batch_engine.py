@@ -30,13 +30,14 @@ previous call (``Llama.generate`` keeps it to skip re-evaluating a common prefix
    what is cached stays true; then its cells are copied to sequences 1..N. The prefix is
    evaluated once per group, and not at all when a cache holds it.
 2. Prefill: the rest of each prompt, packed into batches of at most ``n_batch`` tokens,
-   logits only at each prompt's last token. The first prompt, now whole in sequence 1, is
-   offered to the prefix store.
+   logits only at each prompt's last token.
 3. Decode: a batch of the last token of every live sequence per step. Each sequence's
    logprob and entropy come from its own row of raw logits (one vectorised log-softmax, as
    ``LlamaCppBackend.generate`` does), sampling from its own chain. A sequence ends at an
    end-of-generation token, a stop string or ``max_tokens``; its cells are freed at once.
-4. Sequences 1..N are removed; sequence 0 keeps the shared prefix for the next call.
+4. Sequences 1..N are removed; sequence 0 keeps the shared prefix for the next call, and
+   the prefix store a copy of it. The rest of each prompt is not kept: evaluated beside
+   other sequences, its cells are not what a call of its own would compute.
 
 Every cell a group can need (prefix, each prompt's rest, each ``max_tokens``) must fit in
 ``n_ctx`` at once; :func:`plan_groups` splits requests into groups that do.
@@ -66,6 +67,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+
+from .prefix_store import PrefixStore
 
 # Logit rows one decode may ask for when scoring: llama.cpp keeps an output buffer as
 # large as the most rows ever requested (n_vocab floats each: 600 kB for a 152k vocab).
@@ -139,9 +142,7 @@ def enable_sequences(llm: Any, n_seq_max: int, n_ctx: int | None = None) -> None
 
     ``Llama`` only asks for several sequences when it embeds, so the context it made is
     replaced, with the same parameters otherwise; the old one is freed first so the two
-    never hold memory together. In a unified cache every sequence may use all the cells
-    (``Llama``'s arrays stay sized for the context it was made with, which bounds sequence
-    0), so cells beyond that are room for kept prefixes (``prefix_store.py``).
+    never hold memory together. In a unified cache every sequence may use all the cells.
     """
     import llama_cpp
     from llama_cpp import _internals
@@ -210,9 +211,9 @@ class BatchEngine:
         self.llm = llm
         self.n_vocab = llm.n_vocab()
         self.n_batch = llm.n_batch
-        # sequences 1..max_seqs are the engine's; any above belong to the prefix store
         self.max_seqs = max_seqs or llama_cpp.llama_n_seq_max(llm._ctx.ctx) - 1
-        self.store = store               # prefix_store.PrefixStore shared with single calls
+        # shared with single calls; without one, the previous call's prompt only
+        self.store = store if store is not None else PrefixStore(llm, 0, 0)
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
 
     def close(self) -> None:
@@ -270,27 +271,10 @@ class BatchEngine:
     def _load_prefix(self, prefix: list[int]) -> tuple[int, str]:
         """Make sequence 0 hold exactly ``prefix``; returns how many tokens were cached and
         where they came from ("previous" call, a kept "prefix", "none")."""
-        llm = self.llm
-        if self.store is not None:
-            cached, source = self.store.restore(prefix, len(prefix))
-        else:
-            from .prefix_store import common_prefix
-            cached = common_prefix(llm._input_ids, prefix)
-            source = "previous" if cached else "none"
-        if not self._lc.llama_memory_seq_rm(self._mem(), 0, cached, -1):
-            self._lc.llama_memory_clear(self._mem(), True)   # no partial removal here
-            if self.store is not None:
-                self.store.forget()
-            cached, source = 0, "none"
-        llm.n_tokens = cached
+        cached, source = self.store.restore(prefix, len(prefix))
         if len(prefix) > cached:
-            llm.eval(prefix[cached:])
+            self.llm.eval(prefix[cached:])
         return cached, source
-
-    def _keep(self, seq: int, tokens: Sequence[int]) -> None:
-        """Offer a prompt that sequence ``seq`` holds in full to the prefix store."""
-        if self.store is not None:
-            self.store.keep(seq, tokens)
 
     def _run_group(self, token_lists: Sequence[Sequence[int]], keep: Sequence[int] | None,
                    body) -> GroupStats:
@@ -302,8 +286,9 @@ class BatchEngine:
         p = shared_prefix(token_lists, keep)
         stats = GroupStats(prefix_tokens=p)
         mem = self._mem()
+        prefix = list(token_lists[0][:p])
         try:
-            stats.prefix_cached, stats.prefix_source = self._load_prefix(list(token_lists[0][:p]))
+            stats.prefix_cached, stats.prefix_source = self._load_prefix(prefix)
             stats.prompt_evaluated = p - stats.prefix_cached
             for i in range(len(token_lists)):
                 self._lc.llama_memory_seq_cp(mem, 0, i + 1, -1, -1)
@@ -311,8 +296,7 @@ class BatchEngine:
         finally:
             for i in range(len(token_lists)):
                 self._lc.llama_memory_seq_rm(mem, i + 1, -1, -1)
-            # the context's logits are no longer those of sequence 0's last token
-            self.llm._requires_eval = True
+            self.store.settle(prefix)
         return stats
 
     def _packed(self, entries: list[tuple[int, int, int, bool]], max_outputs: int):
@@ -414,10 +398,6 @@ class BatchEngine:
                 self._decode(chunk)
                 take([(sid - 1, idx) for idx, (sid, _, _, out) in enumerate(chunk) if out],
                      copy=False)
-            # the first prompt, whole, for later calls of its kind (a sequence that ended
-            # at its first token is gone already)
-            if not results[0].done:
-                self._keep(1, specs[0].tokens)
             owed: list[tuple[int, int, np.ndarray]] = []
             while True:
                 live = [i for i, r in enumerate(results) if not r.done]
@@ -458,8 +438,6 @@ class BatchEngine:
                 for idx, (sid, _, pos, wanted) in enumerate(chunk):
                     if wanted:
                         out[sid - 1].append(logsoftmax_stats(self._row(idx), fulls[sid - 1][pos + 1]))
-            if pairs[0][1]:
-                self._keep(1, pairs[0][0])
 
         # each context keeps its last token out of the prefix (its logits score the first
         # continuation token), so the prefix never reaches into a continuation

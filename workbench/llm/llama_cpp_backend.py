@@ -5,10 +5,10 @@ produced each token (one vectorised log-softmax per token) instead of
 llama-cpp-python's ``logprobs=`` path, which sorts the whole vocabulary per
 token and runs 5x-29x slower. ``Llama.generate`` keeps the KV cache of the
 longest common prefix with the previous call, and the prefix store
-(``prefix_store.py``) keeps recent prompts as extra sequences of the same
-context, so a call only evaluates what follows the longest prefix it shares with
-any of them: the instructions and demonstrations of each kind of call are
-evaluated once, however the kinds interleave.
+(``prefix_store.py``) keeps copies of recent prompts' KV cells, so a call only
+evaluates what follows the longest prefix it shares with any of them: the
+instructions and demonstrations of each kind of call are evaluated once, however
+the kinds interleave, and the output is what evaluating the whole prompt gives.
 
 ``generate_many``/``score_many`` run several requests as sequences of one
 llama.cpp batch in the same context (``batch_engine.py``), sharing that cache.
@@ -34,7 +34,7 @@ from .batch_engine import (BatchEngine, SeqSpec, cells_needed, enable_sequences,
 from .batch_engine import logsoftmax_stats as _logsoftmax_stats
 from .gguf import read_header
 from .grammar_sampler import DEFAULT_CANDIDATES, CandidateGrammarSampler
-from .prefix_store import DEFAULT_SLOTS, PrefixStore, common_prefix
+from .prefix_store import ALIGN, DEFAULT_BUDGET_TOKENS, DEFAULT_SLOTS, PrefixStore
 
 
 @dataclass
@@ -57,6 +57,14 @@ def _llama_class(llama_cpp: Any) -> type:
             s, self.next_sampler = self.next_sampler, None
             return s if s is not None else super()._init_sampler(*args, **kwargs)
 
+        def eval(self, tokens: Sequence[int]) -> None:
+            # batches end at multiples of n_batch counted from position 0, where evaluating
+            # the whole prompt ends them, whatever was cached before (prefix_store.py)
+            first = min(len(tokens), self.n_batch - self.n_tokens % self.n_batch)
+            super().eval(tokens[:first])
+            if len(tokens) > first:
+                super().eval(tokens[first:])
+
     return _Llama
 
 
@@ -66,7 +74,7 @@ class LlamaCppBackend:
                  chat_format: str | None = None, sha256: str = "", verbose: bool = False,
                  max_batch: int = batching.DEFAULT_MAX_BATCH, overlap: bool | None = None,
                  grammar_candidates: int = DEFAULT_CANDIDATES,
-                 prefix_cache_tokens: int = 0,
+                 prefix_cache_tokens: int = DEFAULT_BUDGET_TOKENS,
                  prefix_cache_slots: int = DEFAULT_SLOTS):
         path = Path(model_path)
         header = read_header(path)          # clear messages for missing/truncated/non-GGUF files
@@ -81,27 +89,24 @@ class LlamaCppBackend:
                 # batches (prompts, several sequences) get the same threads as single tokens:
                 # Llama would give them every CPU, whatever n_threads says
                 n_threads=n_threads or os.cpu_count(), n_threads_batch=n_threads or os.cpu_count(),
-                n_batch=n_batch, seed=seed, logits_all=False,
+                # batches start at multiples of ALIGN, as cached prefixes end (prefix_store.py)
+                n_batch=max(ALIGN, n_batch // ALIGN * ALIGN), seed=seed, logits_all=False,
                 verbose=verbose)
         except (ValueError, RuntimeError) as e:
             raise ModelFileError(
                 f"llama.cpp could not load {path}: {e}. The file may be corrupt or use an "
                 f"architecture this llama-cpp-python does not support; try another GGUF file "
                 f"or upgrade llama-cpp-python.") from e
-        # sequence 0 is Llama's own; 1..max_batch are generate_many's (see batch_engine.py);
-        # the prefix store's come after them, in cells added to the context for it
+        # sequence 0 is Llama's own; 1..max_batch are generate_many's (see batch_engine.py)
         base_ctx = self.llm.n_ctx()
         engine_seqs = max_batch if max_batch > 1 else 0
         why_not = self._prefix_cache_unsupported()
         budget = max(0, int(prefix_cache_tokens)) if not why_not else 0
         slots = max(0, int(prefix_cache_slots)) if budget else 0
         budget = budget if slots else 0
-        if engine_seqs or slots:
-            # the store's budget counts distinct cells; an eighth more covers prompts that
-            # repeat a kept prefix without sharing its cells
-            enable_sequences(self.llm, 1 + engine_seqs + slots,
-                             base_ctx + budget + budget // 8 if budget else None)
-        self._store = PrefixStore(self.llm, 1 + engine_seqs, slots, budget) if budget else None
+        if engine_seqs:
+            enable_sequences(self.llm, 1 + engine_seqs)
+        self._store = PrefixStore(self.llm, slots, budget)
         self._engine: BatchEngine | None = None
         if engine_seqs:
             # statistics beside the next decode (batch_engine.py): by default where a GPU
@@ -150,7 +155,8 @@ class LlamaCppBackend:
 
     @property
     def prefix_store(self) -> PrefixStore | None:
-        return self._store
+        """The kept prompts, or None where none are kept (budget 0)."""
+        return self._store if self._store.enabled else None
 
     # -- prompt rendering --
     def render(self, messages: Sequence[Message] | str, chat: bool = True) -> tuple[str, list[str]]:
@@ -235,7 +241,7 @@ class LlamaCppBackend:
             if params.seed is not None:
                 self.llm.set_seed(int(params.seed))
             t0 = time.perf_counter()
-            cached, source = self._restore(toks, len(toks) - 1)
+            cached, source = self._store.restore(toks, len(toks) - 1)
             fast = self._grammar_sampler(prep.grammar, params.temperature, params.top_k,
                                          params.top_p, self.llm._seed)
             self.llm.next_sampler = fast
@@ -271,23 +277,10 @@ class LlamaCppBackend:
                 self.llm.next_sampler = None
                 if fast is not None:
                     fast.close()
+                self._store.settle(toks)    # also after a stop: its output is never reused
             t1 = time.perf_counter()
-            self._keep(toks)
         return self._completion(prep, out, bytes(raw), finish, (t1 - t0) * 1000.0,
                                 ((t_first or t1) - t0) * 1000.0, cached, source)
-
-    def _restore(self, toks: list[int], limit: int) -> tuple[int, str]:
-        """Sequence 0 given the longest cached prefix of ``toks`` (at most ``limit``):
-        (tokens, "previous" | "prefix" | "none")."""
-        if self._store is not None:
-            return self._store.restore(toks, limit)
-        n = min(common_prefix(self.llm._input_ids, toks), limit)
-        return n, ("previous" if n else "none")
-
-    def _keep(self, toks: list[int]) -> None:
-        """Sequence 0's prompt ``toks``, just evaluated, offered to the prefix store."""
-        if self._store is not None and self.llm.n_tokens >= len(toks):
-            self._store.keep(0, toks)
 
     def _completion(self, prep: _Prepared, out: list[Token], raw: bytes, finish: str,
                     latency_ms: float, prompt_eval_ms: float, cached: int,
@@ -381,16 +374,14 @@ class LlamaCppBackend:
         with self._lock:
             t0 = time.perf_counter()
             # re-evaluate at least one token for fresh logits
-            pre, _ = self._restore(ctx_toks, len(ctx_toks) - 1)
-            self.llm.n_tokens = pre
-            self.llm._ctx.kv_cache_seq_rm(0, pre, -1)
+            pre, _ = self._store.restore(ctx_toks, len(ctx_toks) - 1)
             self.llm.eval(ctx_toks[pre:])
-            self._keep(ctx_toks)
             out = []
             for tok in cont:
                 lp, ent = _logsoftmax_stats(self._logits(), tok)
                 out.append(Token(tok, self._piece(tok).decode("utf-8", errors="replace"), lp, ent))
                 self.llm.eval([tok])
+            self._store.settle(ctx_toks)
             t1 = time.perf_counter()
         return ScoredText(prompt, continuation, out, (t1 - t0) * 1000.0)
 

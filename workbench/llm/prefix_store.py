@@ -1,26 +1,38 @@
-"""Recent prompts' KV cells kept as extra sequences of the model's one llama.cpp context.
+"""Which cached prompt prefix a call starts from, and recent prompts kept for later calls.
 
 ``Llama.generate`` reuses the KV cache of the longest common prefix with the *previous*
 call only. A method's calls come in kinds (summary, evaluation, proposal, ...) that
 interleave, so each kind's instructions and demonstrations were evaluated again at nearly
-every call. :class:`PrefixStore` keeps the prompts of recent calls in sequences of their own
-(``first_seq``, ``first_seq + 1``, ...) of the same context, so that before a call the
-longest cached prefix of its prompt, from whichever kept sequence holds it, is copied into
-the working sequence 0 and only the rest is evaluated.
+every call. :class:`PrefixStore` keeps the KV state of recent prompts in RAM (copies of
+sequence 0's cells, ``llama_state_seq_get_data``) and, before a call, puts back the longest
+cached prefix of its prompt, from the previous call or a kept prompt, so that only the rest
+is evaluated.
 
-**Why sequences, not saved states.** In a unified KV cache (``kv_unified``, see
-``batch_engine.enable_sequences``) ``llama_memory_seq_cp`` tags the same cells with one more
-sequence id; no data moves, so keeping a prompt and restoring it cost next to nothing. A
-``Llama.save_state``/``load_state`` round trip of a 721-token prefix of the default model
-takes 2.6 s (20.7 MB through Python) against 12.2 s to evaluate it on 2 cores.
+**A call's output does not depend on what ran before it.** Measured on CPU with the
+bundled models: a token's logits depend, in the last bits, on the index of the KV cell it
+sits in, on its offset modulo 32 within the ``llama_decode`` batch that evaluated it (the
+kernels work on rows in tiles), and on whether that batch had only a few tokens (other
+kernels). So
 
-**What it costs.** Kept cells are real KV memory (the context is made larger by the budget,
-so kept prefixes never take room from a call) and attention runs over every used cell, the
-other sequences' masked out, so a full store makes each decode step a little slower
-(``benchmarks/prefix_cache.py`` measures both). The budget counts distinct cells: prompts
-that share a prefix share its cells (a prompt restored from a kept one and then kept itself
-shares the cells it was restored from), so the count is the size of the token trie of the
-kept prompts.
+* a restored prefix goes back into cells ``0..n-1`` of an emptied cache, where a fresh
+  evaluation puts it (kept prompts are copies, not extra sequences of the context: those
+  sit in other cells and change the sums);
+* the backend ends evaluation batches at multiples of ``n_batch`` counted from position 0,
+  wherever the evaluation starts, and :func:`eval_start` cuts every cached length to a
+  multiple of :data:`ALIGN` and leaves the first batch at least ALIGN tokens long, so every
+  token is evaluated at the offset and in the kind of batch a fresh evaluation gives it;
+* cells a call filled by decoding (its output) are never reused: decoding one token at a
+  time is not a batched evaluation.
+
+With these, greedy output and log-probabilities are bit-identical to evaluating the prompt
+from scratch, whatever the cache held (``tests/test_prefix_cache.py``), so a replayed or
+counterfactual run's fresh calls give what a full re-run would. The cut costs at most 63
+tokens of a call's cached prefix. GPU kernels choose by batch size too and are not
+covered by this measurement.
+
+**What it costs.** A kept prompt is a copy of its cells (28 kB a token for the default
+model): about 20 ms to copy out and back for a 700-token prompt, against seconds to
+evaluate it on a CPU. The budget counts kept tokens; copies of one prefix are not shared.
 
 **Eviction.** Least recently used first, except that a kept prompt most of which a newer
 kept prompt repeats (the previous call of the same kind: its instructions are in the newer
@@ -29,21 +41,19 @@ is dropped at once.
 """
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
-# Prompts shorter than this are not worth a sequence: they evaluate in one batch anyway.
+# Prompts shorter than this are not worth keeping: they evaluate in one batch anyway.
 MIN_KEPT_TOKENS = 32
-# Budget in KV cells (tokens) to use when the store is turned on (it is off by default): four of the default model's ~1k-token prompts, about
-# 115 MB of KV memory for qwen2.5-1.5B (28 kB a cell); see benchmarks/prefix_cache.py.
+# Budget in tokens: four of the default model's ~1k-token prompts, about 115 MB of RAM for
+# qwen2.5-1.5B (28 kB a token); see benchmarks/prefix_cache.py.
 DEFAULT_BUDGET_TOKENS = 4096
 DEFAULT_SLOTS = 16
-# Restored and kept lengths are multiples of this. llama.cpp's CPU attention sums over KV
-# cells in SIMD lanes by cell index, so a token's result depends, in the last bits, on its
-# cell's index modulo the lane count; prompts that start at a multiple of it keep the lane
-# of every position that a fresh evaluation gives it, wherever the free cells are.
+# Cached lengths are multiples of this (see the module docstring).
 ALIGN = 32
 _SUPERSEDED = 1 << 40
 
@@ -59,27 +69,33 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return int(diff[0]) if diff.size else n
 
 
-def trie_size(token_lists: Sequence[Sequence[int]]) -> int:
-    """Distinct prefixes of the lists: the KV cells they occupy when shared prefixes share
-    cells."""
-    ordered = sorted(tuple(t) for t in token_lists)
-    total, prev = 0, ()
-    for t in ordered:
-        total += len(t) - common_prefix(prev, t)
-        prev = t
-    return total
+def aligned(n: int) -> int:
+    return n // ALIGN * ALIGN
+
+
+def eval_start(n: int, total: int, n_batch: int) -> int:
+    """Where evaluating a prompt of ``total`` tokens whose first ``n`` are cached starts, for
+    every token to be evaluated as evaluating the whole prompt evaluates it: at a multiple
+    of ALIGN, and with a first batch (up to the next multiple of ``n_batch``, where the
+    backend's ``eval`` ends batches) of at least ALIGN tokens unless a whole evaluation has
+    the same batch. Kernels for batches of a few tokens differ from those for more
+    (measured: under 8 tokens for Qwen's Q4_K_M, under 2 for SmolLM2's Q4_1)."""
+    n = aligned(n)
+    if n % n_batch and min(n // n_batch * n_batch + n_batch, total) - n < ALIGN:
+        n -= ALIGN
+    return n
 
 
 @dataclass
 class _Entry:
-    seq: int
     tokens: list[int]
+    state: Any                         # ctypes buffer: sequence 0's cells holding ``tokens``
     used: int                          # the store's clock at its last use
 
 
 @dataclass
 class StoreStats:
-    hits: int = 0                      # restores from a kept sequence
+    hits: int = 0                      # restores from a kept prompt
     tokens_served: int = 0             # prompt tokens those restores supplied
     kept: int = 0                      # prompts kept
     evicted: int = 0
@@ -87,106 +103,127 @@ class StoreStats:
 
 
 class PrefixStore:
-    """Kept prompts of one context (see the module docstring). All calls are made under the
-    backend's lock: the store and the context have one user at a time."""
+    """Sequence 0's cached prefix and the kept prompts of one context (see the module
+    docstring). With a budget of 0 nothing is kept and only the previous call's prompt is
+    reused, cut the same way. All calls are made under the backend's lock: the store and
+    the context have one user at a time."""
 
-    def __init__(self, llm: Any, first_seq: int, n_slots: int, budget_tokens: int):
+    def __init__(self, llm: Any, n_slots: int, budget_tokens: int):
         import llama_cpp
         self._lc = llama_cpp
         self.llm = llm
         self.budget = max(0, int(budget_tokens))
-        self._free = list(range(first_seq, first_seq + max(0, n_slots)))
-        self._entries: dict[int, _Entry] = {}
+        self.slots = max(0, int(n_slots))
+        self._entries: list[_Entry] = []
         self._clock = 0
         self.stats = StoreStats()
 
     @property
     def enabled(self) -> bool:
-        return self.budget > 0 and bool(self._free or self._entries)
+        return self.budget > 0 and self.slots > 0
 
     def _mem(self):
         return self._lc.llama_get_memory(self.llm._ctx.ctx)
 
     def cells(self) -> int:
-        """KV cells the kept prompts occupy (their token trie)."""
-        return trie_size([e.tokens for e in self._entries.values()])
+        """Tokens the kept prompts hold."""
+        return sum(len(e.tokens) for e in self._entries)
 
     def kept(self) -> list[list[int]]:
         """The kept prompts, most recently used first (for tests and benchmarks)."""
-        return [e.tokens for e in sorted(self._entries.values(), key=lambda e: -e.used)]
+        return [e.tokens for e in sorted(self._entries, key=lambda e: -e.used)]
 
     def best(self, toks: Sequence[int]) -> tuple[int, _Entry | None]:
         best_n, best_e = 0, None
-        for e in self._entries.values():
+        for e in self._entries:
             n = common_prefix(e.tokens, toks)
             if n > best_n:
                 best_n, best_e = n, e
         return best_n, best_e
 
+    def _cut(self, n: int) -> int:
+        """Sequence 0 cut to its first ``n`` tokens (0 where the cache cannot cut it)."""
+        llm = self.llm
+        n = min(n, llm.n_tokens)
+        if not self._lc.llama_memory_seq_rm(self._mem(), 0, n, -1):
+            self._lc.llama_memory_clear(self._mem(), False)
+            n = 0
+        llm.n_tokens = n
+        llm._requires_eval = True        # the logits are not those of sequence 0's last token
+        return n
+
     def restore(self, toks: Sequence[int], limit: int) -> tuple[int, str]:
         """Leave in sequence 0 the longest cached prefix of ``toks`` (at most ``limit``
-        tokens), from what sequence 0 holds ("previous") or a kept prompt ("prefix").
+        tokens, cut to a multiple of ALIGN), from what sequence 0 holds ("previous") or a
+        kept prompt ("prefix").
 
         Returns (tokens cached, source); ``Llama``'s record of sequence 0 (``input_ids``,
         ``n_tokens``) is kept true, so ``Llama.generate``/``eval`` carry on from it."""
         llm = self.llm
-        prev = min(common_prefix(llm._input_ids, toks), limit)
-        n, entry = self.best(toks) if self.enabled else (0, None)
-        n = min(n, limit) // ALIGN * ALIGN
-        if entry is None or n <= prev:
+        prev = eval_start(min(common_prefix(llm._input_ids, toks), limit), len(toks), llm.n_batch)
+        n, entry = self.best(toks)
+        n = eval_start(min(n, limit), len(toks), llm.n_batch)
+        if entry is None or n <= prev or not self._load(entry):
+            prev = self._cut(prev)
             return prev, ("previous" if prev > 0 else "none")
-        mem = self._mem()
-        self._lc.llama_memory_seq_rm(mem, 0, -1, -1)
-        self._lc.llama_memory_seq_cp(mem, entry.seq, 0, 0, n)
-        llm.input_ids[:n] = toks[:n]
-        llm.n_tokens = n
-        llm._requires_eval = True        # the logits are not those of sequence 0's last token
+        llm.input_ids[:len(entry.tokens)] = entry.tokens
+        llm.n_tokens = len(entry.tokens)
+        n = self._cut(n)
         self._clock += 1
         entry.used = self._clock
         self.stats.hits += 1
         self.stats.tokens_served += n
         return n, "prefix"
 
-    def keep(self, src_seq: int, toks: Sequence[int]) -> bool:
-        """Keep positions ``[0, len(toks))`` of sequence ``src_seq``, which hold ``toks``."""
-        toks = list(toks[:len(toks) // ALIGN * ALIGN])
-        if not self.enabled or len(toks) < MIN_KEPT_TOKENS or len(toks) > self.budget:
+    def _load(self, e: _Entry) -> bool:
+        """Sequence 0 := the kept prompt, in cells 0.. of an emptied cache."""
+        lc, ctx = self._lc, self.llm._ctx.ctx
+        lc.llama_memory_clear(self._mem(), False)
+        if lc.llama_state_seq_set_data(ctx, e.state, len(e.state), 0) != len(e.state):
+            lc.llama_memory_clear(self._mem(), False)
+            self.llm.n_tokens = 0
+            self._entries.remove(e)
             return False
+        return True
+
+    def settle(self, toks: Sequence[int]) -> None:
+        """After a call whose prompt ``toks`` sequence 0 holds (and perhaps more): cut it
+        to the prompt's first multiple of ALIGN tokens, for the next call, and keep that."""
+        n = self._cut(aligned(min(len(toks), common_prefix(self.llm._input_ids, toks))))
+        if self.enabled and n >= MIN_KEPT_TOKENS:
+            self._keep(list(toks[:n]))
+
+    def _keep(self, toks: list[int]) -> None:
+        if len(toks) > self.budget:
+            return
         self._clock += 1
-        for e in list(self._entries.values()):
+        for e in list(self._entries):
             n = common_prefix(e.tokens, toks)
             if n == len(toks):           # already kept, within a longer prompt
                 e.used = self._clock
-                return False
+                return
             if n == len(e.tokens):       # wholly repeated by the new one
                 self._drop(e)
             elif 2 * n >= len(e.tokens) and e.used >= 0:
                 e.used -= _SUPERSEDED    # superseded: goes first, oldest first
-        if not self._free:
-            self._drop(min(self._entries.values(), key=lambda e: e.used))
-        seq = self._free.pop()
-        mem = self._mem()
-        self._lc.llama_memory_seq_rm(mem, seq, -1, -1)
-        self._lc.llama_memory_seq_cp(mem, src_seq, seq, 0, len(toks))
-        self._entries[seq] = _Entry(seq, toks, self._clock)
+        lc, ctx = self._lc, self.llm._ctx.ctx
+        size = lc.llama_state_seq_get_size(ctx, 0)
+        state = (ctypes.c_uint8 * size)()
+        if lc.llama_state_seq_get_data(ctx, state, size, 0) != size:
+            return
+        new = _Entry(toks, state, self._clock)
+        self._entries.append(new)
         self.stats.kept += 1
-        while self.cells() > self.budget and len(self._entries) > 1:
-            self._drop(min((e for e in self._entries.values() if e.seq != seq),
-                           key=lambda e: e.used))
-        return True
+        while len(self._entries) > 1 and (self.cells() > self.budget
+                                          or len(self._entries) > self.slots):
+            self._drop(min((e for e in self._entries if e is not new), key=lambda e: e.used))
 
     def _drop(self, e: _Entry) -> None:
-        self._lc.llama_memory_seq_rm(self._mem(), e.seq, -1, -1)
-        del self._entries[e.seq]
-        self._free.append(e.seq)
+        self._entries.remove(e)
         self.stats.evicted += 1
-
-    def forget(self) -> None:
-        """After the context's memory was cleared: nothing is kept any more."""
-        for e in list(self._entries.values()):
-            self._drop(e)
 
     def summary(self) -> dict[str, Any]:
         return {"budget_tokens": self.budget, "kept": len(self._entries), "cells": self.cells(),
+                "bytes": sum(len(e.state) for e in self._entries),
                 "hits": self.stats.hits, "tokens_served": self.stats.tokens_served,
                 "evicted": self.stats.evicted}
