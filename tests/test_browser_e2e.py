@@ -650,12 +650,46 @@ def test_evaluate_results_render_charts_and_paired_table(browser, tmp_path):
         charts.nth(3).hover()              # the toolbar shows; the subplot titles stay clear
         time.sleep(0.5)
         page.screenshot(path=str(ARTIFACTS / "e2e_evaluate_cost.png"))
+        _calibration_panel(page, "e2e_evaluate_calibration.png")
         assert not page.dialogs
         log = (tmp_path / "streamlit.log").read_text()
         assert "Traceback" not in log, log[-3000:]
     finally:
         page.close()
         srv.stop()
+
+
+def _fresh(page, timeout: float = 60.0) -> None:
+    """Wait until no element is left faded from before the last rerun (Streamlit marks
+    them ``data-stale``), so that a screenshot shows what the page shows at rest."""
+    _settled(page, quiet=1.0)
+    stale = page.locator("[data-stale=true]")
+    deadline = time.time() + timeout
+    while stale.count() and time.time() < deadline:
+        time.sleep(0.2)
+
+
+def _calibration_panel(page, shot: str | Path, method: str | None = None) -> None:
+    """Turn on node-level calibration under Results and check what it draws: the counts,
+    the risk-coverage table, and a table of node signals (or the reason there is none),
+    for ``method`` if given (scripts/screenshot_calibration.py)."""
+    page.get_by_text("Node-level calibration: which confidence signals").click()
+    caption = page.get_by_text(re.compile(r"\d+ runs, \d+ nodes\. A number needs"))
+    caption.wait_for(timeout=120_000)
+    _settled(page)
+    page.get_by_text("Final answer: abstain below a confidence threshold").wait_for()
+    signals = page.get_by_text("Node signals against node labels")
+    none = page.get_by_text("No node of this eval carries a signal and a label")
+    assert signals.count() + none.count() == 1
+    if method:
+        _pick(page, "Method", method)
+    _fresh(page)
+    assert page.locator("[data-testid=stException]").count() == 0
+    (signals if signals.count() else none).scroll_into_view_if_needed()
+    caption.evaluate("e => e.scrollIntoView({block: 'start'})")
+    time.sleep(0.5)
+    path = Path(shot) if Path(shot).is_absolute() else ARTIFACTS / shot
+    page.screenshot(path=str(path), full_page=True)
 
 
 # ---------------------------------------------------------------- 4. failure triage
