@@ -56,15 +56,16 @@ def single(be: LlamaCppBackend, system: dict, first_ms: float) -> dict:
 
 
 def interleaved(be: LlamaCppBackend, systems: list[dict], rounds: int, label: str) -> dict:
-    p = GenParams(max_tokens=1)
+    p = GenParams(max_tokens=4)
     be.llm.reset()
     firsts: dict[int, float] = {}
-    ratios = []
+    ratios, outputs = [], []
     cached = later_prompt = 0
     t0 = time.perf_counter()
     for r in range(rounds):
         for k, system in enumerate(systems):
             c = be.generate([system, {"role": "user", "content": QUESTIONS[r % len(QUESTIONS)]}], p)
+            outputs.append([(t.id, t.logprob) for t in c.tokens])
             if r == 0:
                 firsts[k] = c.prompt_eval_ms
             else:
@@ -77,7 +78,8 @@ def interleaved(be: LlamaCppBackend, systems: list[dict], rounds: int, label: st
     out = {"calls": rounds * len(systems), "first_ms": [round(firsts[k], 1) for k in firsts],
            "wall_s": round(time.perf_counter() - t0, 1),
            "max_ratio": round(max(ratios), 3), "mean_ratio": round(sum(ratios) / len(ratios), 3),
-           "cached_share_later_calls": round(cached / max(1, later_prompt), 3)}
+           "cached_share_later_calls": round(cached / max(1, later_prompt), 3),
+           "outputs": outputs}
     print(f"{label}: later calls / first call of their kind: max {out['max_ratio']:.3f}, "
           f"mean {out['mean_ratio']:.3f} (target <= 0.2)")
     return out
@@ -126,6 +128,7 @@ def main() -> None:
     ap.add_argument("--prefix-tokens", type=int, default=700)
     ap.add_argument("--rounds", type=int, default=3, help="calls of each kind (interleaved)")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--n-gpu-layers", type=int, default=0, help="-1 offloads every layer")
     ap.add_argument("--budget", type=int, default=DEFAULT_BUDGET_TOKENS,
                     help="prefix_cache_tokens of the backend with kept prefixes")
     ap.add_argument("--compare-off", action="store_true",
@@ -140,7 +143,7 @@ def main() -> None:
                                                                args.crp or 2, args.budget)}))
         return
     be = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
-                         prefix_cache_tokens=args.budget)
+                         prefix_cache_tokens=args.budget, n_gpu_layers=args.n_gpu_layers)
     systems = [_system(be, s, args.prefix_tokens) for s in SENTENCES]
     res = {"model": args.model, "prefix_tokens": args.prefix_tokens, "budget": args.budget}
     res["interleaved"] = interleaved(be, systems, args.rounds, "store on")
@@ -159,9 +162,15 @@ def main() -> None:
     print(f"interleaved mean ratio / single-prefix ratio: {res['vs_single']}")
     if args.compare_off:
         off = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
-                              prefix_cache_tokens=0)
+                              prefix_cache_tokens=0, n_gpu_layers=args.n_gpu_layers)
         res["interleaved_store_off"] = interleaved(off, systems, args.rounds, "store off")
         off.close()
+        # the same tokens and log-probabilities to the last bit (llm/prefix_store.py)
+        res["same_output"] = (res["interleaved"]["outputs"]
+                              == res["interleaved_store_off"]["outputs"])
+        print(f"store on and off: the same tokens and log-probabilities: {res['same_output']}")
+    for k in ("interleaved", "interleaved_store_off"):
+        res.get(k, {}).pop("outputs", None)
     if args.crp:
         res["crp_rag"] = crp(args.model, args.threads, args.crp, args.budget)
     res["total_s"] = round(time.perf_counter() - t0, 1)

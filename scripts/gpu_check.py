@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-STEPS = ("ask", "eval", "batched_decode", "grammar_sampling", "llm_throughput")
+STEPS = ("ask", "eval", "batched_decode", "grammar_sampling", "llm_throughput", "prefix_cache")
 # Dry-run sizes: enough to go through every code path of a step, small enough for a CPU test.
 # The dry run checks the script, not the methods (their real-model tests do): its eval runs
 # the two one-call methods; every method on SmolLM2 would add a minute to each test run.
@@ -28,7 +28,11 @@ DRY = {"model": "smollm2-135m", "questions": 1, "ask_method": "standard-rag",
        "eval_methods": ["standard-rag", "vanilla"],
        "batched_decode": ["--sizes", "1,2", "--tokens", "8", "--repeats", "1"],
        "grammar_sampling": ["--tokens", "16", "--repeats", "1"],
-       "llm_throughput": ["--tokens", "16", "--repeats", "1", "--nodes", "2"]}
+       "llm_throughput": ["--tokens", "16", "--repeats", "1", "--nodes", "2"],
+       "prefix_cache": ["--prefix-tokens", "96", "--rounds", "2"]}
+# Arguments every run of a step gets: the prompt cache is compared with itself off, which
+# says whether its output is exact on this device (measured on CPUs only so far)
+ALWAYS = {"prefix_cache": ["--compare-off"]}
 
 
 def last_json(text: str) -> dict | None:
@@ -188,7 +192,7 @@ def main() -> int:
                    "--label", "gpu_check", "--n-gpu-layers", ngl, *model_args]
         else:
             cmd = [py, str(ROOT / "benchmarks" / f"{name}.py"), "--n-gpu-layers", ngl, *model_args,
-                   *(DRY[name] if args.dry_run else [])]
+                   *ALWAYS.get(name, []), *(DRY[name] if args.dry_run else [])]
         res, stdout = run_step(name, cmd, env, args.step_timeout, log_dir)
         try:     # the eval prints a table: its figures come from the store it wrote
             figures = eval_figures(store) if name == "eval" else last_json(stdout)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check: builds llama-cpp-python with CUDA on this machine (AMX off, as set-up does),
 # then, with every layer offloaded, runs the app's Ask path, a 10-question eval of every method
-# on the demo world, batched_decode.py, grammar_sampling.py and llm_throughput.py. The last line
+# on the demo world, batched_decode.py, grammar_sampling.py, llm_throughput.py and
+# prefix_cache.py (is the prompt cache's output exact on this device?). The last line
 # printed is one JSON object of figures; each step's output is kept in the log folder.
 #
 #   scripts/gpu_check.sh [--log-dir DIR] [--steps a,b] [--questions N]

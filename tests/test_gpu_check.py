@@ -43,7 +43,8 @@ def test_dry_run_goes_through_every_step(tmp_path):
     assert p.stdout.strip(), p.stderr[-2000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
     steps = out["steps"]
-    assert list(steps) == ["ask", "eval", "batched_decode", "grammar_sampling", "llm_throughput"]
+    assert list(steps) == ["ask", "eval", "batched_decode", "grammar_sampling", "llm_throughput",
+                           "prefix_cache"]
     failed = {k: v.get("error") for k, v in steps.items() if not v["ok"]}
     assert not failed, failed
     assert p.returncode == 0
@@ -65,5 +66,7 @@ def test_dry_run_goes_through_every_step(tmp_path):
     assert steps["batched_decode"]["figures"]["n_gpu_layers"] == 0
     assert steps["grammar_sampling"]["figures"]
     assert steps["llm_throughput"]["figures"]["n_gpu_layers"] == 0
+    # the prompt cache against itself off: the same output (llm/prefix_store.py)
+    assert steps["prefix_cache"]["figures"]["same_output"] is True
     for name in steps:      # each step's whole output is kept
         assert (tmp_path / f"{name}.log").read_text().startswith("$ ")
