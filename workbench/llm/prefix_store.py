@@ -42,7 +42,7 @@ is dropped at once.
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -99,7 +99,6 @@ class StoreStats:
     tokens_served: int = 0             # prompt tokens those restores supplied
     kept: int = 0                      # prompts kept
     evicted: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class PrefixStore:
@@ -154,8 +153,8 @@ class PrefixStore:
 
     def restore(self, toks: Sequence[int], limit: int) -> tuple[int, str]:
         """Leave in sequence 0 the longest cached prefix of ``toks`` (at most ``limit``
-        tokens, cut to a multiple of ALIGN), from what sequence 0 holds ("previous") or a
-        kept prompt ("prefix").
+        tokens, cut where :func:`eval_start` lets evaluation begin), from what sequence 0
+        holds ("previous") or a kept prompt ("prefix").
 
         Returns (tokens cached, source); ``Llama``'s record of sequence 0 (``input_ids``,
         ``n_tokens``) is kept true, so ``Llama.generate``/``eval`` carry on from it."""
