@@ -32,8 +32,10 @@ def _toy_events():
         yield
 
 
+# what depends on the cache history, not on the run: the prompt cache changes no output
+# (llm/prefix_store.py), only how much of a prompt it served
 VOLATILE = {"call_id", "call_ids", "merge_call_id", "score_id", "batch", "run_id", "batch_size",
-            "seconds", "reused_from"}
+            "seconds", "reused_from", "cached_prompt_tokens", "cache"}
 
 
 def _clean(x):

@@ -375,13 +375,16 @@ class LlamaCppBackend:
             t0 = time.perf_counter()
             # re-evaluate at least one token for fresh logits
             pre, _ = self._store.restore(ctx_toks, len(ctx_toks) - 1)
-            self.llm.eval(ctx_toks[pre:])
             out = []
-            for tok in cont:
-                lp, ent = _logsoftmax_stats(self._logits(), tok)
-                out.append(Token(tok, self._piece(tok).decode("utf-8", errors="replace"), lp, ent))
-                self.llm.eval([tok])
-            self._store.settle(ctx_toks)
+            try:
+                self.llm.eval(ctx_toks[pre:])
+                for tok in cont:
+                    lp, ent = _logsoftmax_stats(self._logits(), tok)
+                    out.append(Token(tok, self._piece(tok).decode("utf-8", errors="replace"),
+                                     lp, ent))
+                    self.llm.eval([tok])
+            finally:
+                self._store.settle(ctx_toks)    # the continuation's cells are never reused
             t1 = time.perf_counter()
         return ScoredText(prompt, continuation, out, (t1 - t0) * 1000.0)
 
