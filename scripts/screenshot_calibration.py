@@ -20,16 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.test_browser_e2e import (ARGS, CHROMIUM, Server, _calibration_panel,  # noqa: E402
-                                    _nav, _open_tab, _page, _settled)
-
-
-def _choose(page, label: str, text: str) -> None:
-    box = page.locator("[data-testid=stSelectbox]").filter(
-        has=page.locator("label", has_text=re.compile(f"^{label}$"))).first
-    box.locator("input").click()
-    page.keyboard.type(text)
-    page.keyboard.press("Enter")
-    _settled(page)
+                                    _nav, _open_tab, _page, _pick)
 
 
 def main() -> int:
@@ -53,7 +44,7 @@ def main() -> int:
                 page.get_by_text("RAG Reasoning Workbench").first.wait_for(timeout=90_000)
                 _nav(page, "Evaluate")
                 _open_tab(page, "Results", 60)
-                _choose(page, "Eval", args.eval_id)
+                _pick(page, re.compile("^Eval$"), args.eval_id)   # not "Eval split" etc.
                 _calibration_panel(page, Path(args.out).resolve(), args.method)
                 browser.close()
         finally:

@@ -199,8 +199,8 @@ class GroupStats:
 class BatchEngine:
     """Runs groups of sequences in ``llm``'s context (see the module docstring)."""
 
-    def __init__(self, llm: Any, overlap: bool = False, max_seqs: int | None = None,
-                 store: Any = None):
+    def __init__(self, llm: Any, store: PrefixStore, overlap: bool = False,
+                 max_seqs: int | None = None):
         import llama_cpp
         self.overlap = overlap
         self.greedy_argmax = True
@@ -212,8 +212,7 @@ class BatchEngine:
         self.n_vocab = llm.n_vocab()
         self.n_batch = llm.n_batch
         self.max_seqs = max_seqs or llama_cpp.llama_n_seq_max(llm._ctx.ctx) - 1
-        # shared with single calls; without one, the previous call's prompt only
-        self.store = store if store is not None else PrefixStore(llm, 0, 0)
+        self.store = store               # shared with single calls
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
 
     def close(self) -> None:

@@ -98,7 +98,6 @@ class LlamaCppBackend:
                 f"architecture this llama-cpp-python does not support; try another GGUF file "
                 f"or upgrade llama-cpp-python.") from e
         # sequence 0 is Llama's own; 1..max_batch are generate_many's (see batch_engine.py)
-        base_ctx = self.llm.n_ctx()
         engine_seqs = max_batch if max_batch > 1 else 0
         why_not = self._prefix_cache_unsupported()
         budget = max(0, int(prefix_cache_tokens)) if not why_not else 0
@@ -111,15 +110,15 @@ class LlamaCppBackend:
         if engine_seqs:
             # statistics beside the next decode (batch_engine.py): by default where a GPU
             # decodes; on a CPU the two would share the cores (see benchmarks/batched_decode.py)
-            self._engine = BatchEngine(self.llm, overlap=n_gpu_layers != 0 if overlap is None
-                                       else overlap, max_seqs=engine_seqs, store=self._store)
+            self._engine = BatchEngine(self.llm, self._store, overlap=n_gpu_layers != 0
+                                       if overlap is None else overlap, max_seqs=engine_seqs)
         self.max_batch = max(1, max_batch)
         # grammar checks on the likeliest tokens first (grammar_sampler.py); 0 = llama.cpp's
         # check of the whole vocabulary at every step
         self.grammar_candidates = grammar_candidates
         if self._engine is not None:
             self._engine.grammar_sampler = self._grammar_sampler
-        self.n_ctx = base_ctx            # a call's limit; the context has the store's cells too
+        self.n_ctx = self.llm.n_ctx()
         self.n_vocab = self.llm.n_vocab()
         self._vocab = self.llm._model.vocab
         self._lock = threading.Lock()       # one llama context: calls are serialised

@@ -188,7 +188,7 @@ class PrefixStore:
     def settle(self, toks: Sequence[int]) -> None:
         """After a call whose prompt ``toks`` sequence 0 holds (and perhaps more): cut it
         to the prompt's first multiple of ALIGN tokens, for the next call, and keep that."""
-        n = self._cut(aligned(min(len(toks), common_prefix(self.llm._input_ids, toks))))
+        n = self._cut(aligned(common_prefix(self.llm._input_ids, toks)))
         if self.enabled and n >= MIN_KEPT_TOKENS:
             self._keep(list(toks[:n]))
 
