@@ -27,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+# llama_cpp before numpy: a CUDA build crashes loading a model otherwise (docs/gpu.md)
+import llama_cpp  # noqa: E402,F401
 from workbench.llm.base import GenParams  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
 from workbench.llm.prefix_store import DEFAULT_BUDGET_TOKENS  # noqa: E402

@@ -2,7 +2,8 @@
 import pytest
 
 from workbench.llm.base import GenParams, GenRequest
-from workbench.llm.prefix_store import ALIGN, aligned, common_prefix, eval_start
+from workbench.llm.prefix_store import (ALIGN, AUTO, DEFAULT_BUDGET_TOKENS, aligned, common_prefix,
+                                        default_budget, eval_start)
 
 from tests.conftest import FAST_MODEL
 
@@ -25,6 +26,25 @@ def test_common_prefix_and_alignment():
     assert eval_start(610, 624, 512) == 576 and eval_start(610, 700, 512) == 608
     assert eval_start(500, 520, 512) == 480          # [480, 512) then [512, 520), as whole
     assert eval_start(20, 30, 512) == 0
+
+
+def test_the_automatic_budget_keeps_prompts_on_a_cpu_only():
+    # on an H200 restoring a kept prompt took longer than evaluating it (docs/gpu.md, run 5)
+    from workbench.settings import Settings
+    assert Settings().prefix_cache_tokens == AUTO
+    assert default_budget(AUTO, 0) == default_budget(None, 0) == DEFAULT_BUDGET_TOKENS
+    assert default_budget(AUTO, -1) == default_budget(None, 20) == 0
+    assert default_budget(2048, -1) == 2048 and default_budget(0, 0) == 0
+
+
+def test_a_backend_with_offloaded_layers_keeps_no_prompts_unless_asked():
+    from workbench.llm.llama_cpp_backend import LlamaCppBackend
+    path = _fast_model_path()
+    # a CPU build ignores the offload; the setting is what decides the store's budget
+    assert LlamaCppBackend(path, n_ctx=512, max_batch=1).prefix_store.budget == DEFAULT_BUDGET_TOKENS
+    assert LlamaCppBackend(path, n_ctx=512, max_batch=1, n_gpu_layers=-1).prefix_store is None
+    assert LlamaCppBackend(path, n_ctx=512, max_batch=1, n_gpu_layers=-1,
+                           prefix_cache_tokens=640).prefix_store.budget == 640
 
 
 def _fast_model_path():

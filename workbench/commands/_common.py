@@ -54,7 +54,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--threads", type=settings_knob("n_threads"), dest="n_threads",
                    help="CPU threads (0 = all cores)")
     g.add_argument("--prefix-cache-tokens", type=settings_knob("prefix_cache_tokens"),
-                   help="KV cells kept for recent prompts (0 = previous prompt only)")
+                   help="tokens of recent prompts kept in RAM (-1 = automatic: on a CPU only; "
+                        "0 = the previous prompt only)")
 
 
 def backend_from_args(args: argparse.Namespace):

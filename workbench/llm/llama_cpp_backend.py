@@ -34,7 +34,7 @@ from .batch_engine import (BatchEngine, SeqSpec, cells_needed, enable_sequences,
 from .batch_engine import logsoftmax_stats as _logsoftmax_stats
 from .gguf import read_header
 from .grammar_sampler import DEFAULT_CANDIDATES, CandidateGrammarSampler
-from .prefix_store import ALIGN, DEFAULT_BUDGET_TOKENS, DEFAULT_SLOTS, PrefixStore
+from .prefix_store import ALIGN, DEFAULT_SLOTS, PrefixStore, default_budget
 
 
 @dataclass
@@ -74,7 +74,7 @@ class LlamaCppBackend:
                  chat_format: str | None = None, sha256: str = "", verbose: bool = False,
                  max_batch: int = batching.DEFAULT_MAX_BATCH, overlap: bool | None = None,
                  grammar_candidates: int = DEFAULT_CANDIDATES,
-                 prefix_cache_tokens: int = DEFAULT_BUDGET_TOKENS,
+                 prefix_cache_tokens: int | None = None,
                  prefix_cache_slots: int = DEFAULT_SLOTS):
         path = Path(model_path)
         header = read_header(path)          # clear messages for missing/truncated/non-GGUF files
@@ -100,7 +100,7 @@ class LlamaCppBackend:
         # sequence 0 is Llama's own; 1..max_batch are generate_many's (see batch_engine.py)
         engine_seqs = max_batch if max_batch > 1 else 0
         why_not = self._prefix_cache_unsupported()
-        budget = max(0, int(prefix_cache_tokens)) if not why_not else 0
+        budget = default_budget(prefix_cache_tokens, n_gpu_layers) if not why_not else 0
         slots = max(0, int(prefix_cache_slots)) if budget else 0
         budget = budget if slots else 0
         if engine_seqs:

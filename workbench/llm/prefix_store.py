@@ -27,8 +27,13 @@ kernels). So
 With these, greedy output and log-probabilities are bit-identical to evaluating the prompt
 from scratch, whatever the cache held (``tests/test_prefix_cache.py``), so a replayed or
 counterfactual run's fresh calls give what a full re-run would. The cut costs at most 63
-tokens of a call's cached prefix. GPU kernels choose by batch size too and are not
-covered by this measurement.
+tokens of a call's cached prefix.
+
+**Not where layers are offloaded** (:func:`default_budget`). Measured on an H200 with the
+default model (docs/gpu.md, run 5): a 700-token prompt evaluates in 34 ms, while putting
+a kept copy back through host memory takes about 62 ms, so the store made later calls
+1.06-1.12x slower, an eval of CRP-RAG 1.74x slower, and its output was not identical to
+a fresh evaluation there (GPU kernels choose by batch size in other ways).
 
 **What it costs.** A kept prompt is a copy of its cells (28 kB a token for the default
 model): about 20 ms to copy out and back for a 700-token prompt, against seconds to
@@ -52,10 +57,21 @@ MIN_KEPT_TOKENS = 32
 # Budget in tokens: four of the default model's ~1k-token prompts, about 115 MB of RAM for
 # qwen2.5-1.5B (28 kB a token); see benchmarks/prefix_cache.py.
 DEFAULT_BUDGET_TOKENS = 4096
+# The setting's automatic value: DEFAULT_BUDGET_TOKENS on a CPU, off with offload.
+AUTO = -1
 DEFAULT_SLOTS = 16
 # Cached lengths are multiples of this (see the module docstring).
 ALIGN = 32
 _SUPERSEDED = 1 << 40
+
+
+def default_budget(tokens: int | None, n_gpu_layers: int) -> int:
+    """The store's budget for a ``prefix_cache_tokens`` setting: ``None`` or :data:`AUTO`
+    keep prompts on a CPU only; where layers are offloaded a restore costs more than the
+    evaluation it saves (module docstring)."""
+    if tokens is None or tokens < 0:
+        return DEFAULT_BUDGET_TOKENS if n_gpu_layers == 0 else 0
+    return int(tokens)
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
