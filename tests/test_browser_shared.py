@@ -71,7 +71,10 @@ def test_three_sessions_share_the_model_in_turn(browser, tmp_path):
     if not any(d.get("name") == "demo" for d in list_datasets()):
         pytest.skip("the demo world (data/demo/*.jsonl) is not built")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "settings.json").write_text(json.dumps({"retriever": "bm25", "model": MODEL}))
+    # one llama.cpp thread: beside a server and three pages on 2 cores, two threads wait on
+    # each other (see test_browser_walk.py)
+    (tmp_path / "settings.json").write_text(json.dumps({"retriever": "bm25", "model": MODEL,
+                                                        "n_threads": 1}))
     srv = Server(tmp_path, {"WORKBENCH_SHARED": "1"})
     ctx = [browser.new_context(viewport={"width": 1280, "height": 800}) for _ in range(3)]
     pages = [c.new_page() for c in ctx]

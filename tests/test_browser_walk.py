@@ -104,10 +104,12 @@ def test_walk_every_page_with_a_real_model(browser, tmp_path):
         exp = page.locator("[data-testid=stExpander]").filter(has_text="Knobs").first
         exp.locator("summary").first.click()
         _settled(page)
-        # two nodes and two passages: the CRP-RAG run took 155 s of this walk's 192 with
-        # the default node budget
+        # two nodes, two passages cut to 200 characters, short summaries: the CRP-RAG run
+        # took 155 s of this walk's 192 with the default node budget, and the walk 145 s
+        # without the cut and the summary cap (110 s with them)
         for name, value in (("retriever", "bm25"), ("max_iterations", "1"),
-                            ("samples_per_sink", "1"), ("max_nodes", "2"), ("top_k", "2")):
+                            ("samples_per_sink", "1"), ("max_nodes", "2"), ("top_k", "2"),
+                            ("passage_chars", "200"), ("summary_max_tokens", "24")):
             _knob(page, exp, name, value)
         exp.locator("summary").first.click()
         _settled(page)
