@@ -87,9 +87,11 @@ def interleaved(be: LlamaCppBackend, systems: list[dict], rounds: int, label: st
     return out
 
 
-def crp(model: str, threads: int | None, n: int, budget: int) -> dict:
+def crp(model: str, threads: int | None, n: int, budget: int, n_gpu_layers: int = 0) -> dict:
     """CRP-RAG on the first ``n`` demo questions, one backend per setting, warmed by one
-    standard-RAG question so that loading is not charged to the method."""
+    standard-RAG question so that loading is not charged to the method. With offload the
+    model runs in a worker process, as in the app: loaded in this process beside the
+    embedder, a CUDA build aborted (``free(): invalid pointer``, docs/gpu.md run 5)."""
     from workbench.datasets import load_dataset
     from workbench.llm.registry import load_backend
     from workbench.execution import run_to_end
@@ -98,7 +100,8 @@ def crp(model: str, threads: int | None, n: int, budget: int) -> dict:
     out, answers = {}, {}
     for label, tokens in (("store on", budget), ("store off", 0)):
         be = load_backend(model=model, n_threads=threads, prefix_cache_tokens=tokens,
-                          shared=False, isolate_model=False)
+                          n_gpu_layers=n_gpu_layers, shared=False,
+                          isolate_model=n_gpu_layers != 0)
         m, ctx = build_context("standard-rag", llm=be, dataset="demo")
         run_to_end(m, ctx, qs[0])
         t0 = time.perf_counter()
@@ -142,7 +145,8 @@ def main() -> None:
     t0 = time.perf_counter()
     if args.crp_only:
         print(json.dumps({"model": args.model, "crp_rag": crp(args.model, args.threads,
-                                                               args.crp or 2, args.budget)}))
+                                                               args.crp or 2, args.budget,
+                                                               args.n_gpu_layers)}))
         return
     be = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
                          prefix_cache_tokens=args.budget, n_gpu_layers=args.n_gpu_layers)
@@ -174,7 +178,8 @@ def main() -> None:
     for k in ("interleaved", "interleaved_store_off"):
         res.get(k, {}).pop("outputs", None)
     if args.crp:
-        res["crp_rag"] = crp(args.model, args.threads, args.crp, args.budget)
+        res["crp_rag"] = crp(args.model, args.threads, args.crp, args.budget,
+                             args.n_gpu_layers)
     res["total_s"] = round(time.perf_counter() - t0, 1)
     print(json.dumps(res))
 
