@@ -146,6 +146,32 @@ def test_node_records_take_labels_from_the_triage():
                                        split="train"))
 
 
+def test_a_review_is_on_the_path_when_the_node_it_judges_is():
+    # PAR-RAG's reviews hang off the answer path when they pass and lead into the retry when
+    # they fail: labelled by their own position, "on the path" would follow the verdict
+    extra = [T.node_added("vf1", "verify", "Review step 1", parents=["v1"], state="verified"),
+             T.node_scored("vf1", {"C": 0.9}),
+             T.node_added("vf2", "verify", "Review step 2", parents=["v2"],
+                          state="failed_verification"),
+             T.node_scored("vf2", {"C": 0.2})]
+    evs = run_events("r1", ppl_good=1.5, ppl_bad=4.0)
+    clock = T.EventClock("r1")
+    tr = T.Trace.fold(evs[:-1] + [clock.stamp(e) for e in extra] + evs[-1:])
+    tri = triage(tr, correct=True)
+    assert "vf1" not in tri.path                    # a passed review is a side branch
+    recs = {r["node"]: r for r in C.node_records(tr, tri, method="par-rag", run_id="r1",
+                                                 question_id="h1", split="test",
+                                                 check_kinds=("verify",))}
+    assert recs["vf1"]["labels"]["correct_path"] == 1.0        # it judged v1, on the path
+    assert recs["vf2"]["labels"]["correct_path"] == 0.0        # it judged v2, off the path
+    assert recs["vf1"]["signals"] == {"C": 0.9, "verdict": 1.0}
+    plain = {r["node"]: r for r in C.node_records(tr, tri, method="m", run_id="r1",
+                                                  question_id="h1", split="test")}
+    assert plain["vf1"]["labels"]["correct_path"] == 0.0       # without the declaration
+    from workbench.methods import all_methods
+    assert all_methods()["par-rag"].check_kinds == ("verify",)
+
+
 def records(n, rng):
     out = []
     for i in range(n):

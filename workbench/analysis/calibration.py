@@ -29,7 +29,9 @@ Node labels (:func:`node_records`), from the triage of each run:
 
 - ``gold_evidence``: the node retrieved, and holds a gold hop (the triage marks);
 - ``correct_path``: the node lies on the answer path of a correct answer (nodes of
-  triaged runs; 0 off the path or on the path of a wrong answer);
+  triaged runs; 0 off the path or on the path of a wrong answer); a node that judges its
+  parent (a method's ``check_kinds``: PAR-RAG's reviews) takes its parent's place, since a
+  passed review hangs off the path and a failed one leads into the retry;
 - ``hop_answer``: the node's intermediate answer contains the gold answer of the
   decomposition step it asks (MuSiQue's ``question_decomposition``), where the triage
   matched the node to a step.
@@ -284,19 +286,23 @@ def _intermediate(node: Any) -> str | None:
 
 
 def node_records(tr: Any, tri: Any, *, method: str, run_id: str, question_id: str,
-                 split: str) -> list[dict[str, Any]]:
-    """One record per node of a run: its signals and the labels its triage allows."""
+                 split: str, check_kinds: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """One record per node of a run: its signals and the labels its triage allows. A node
+    of one of ``check_kinds`` (the method's reviews of their parent) is on the path when
+    the node it judges is."""
     if tri is None or tri.failure_class is None:
         return []
     gold = (tr.meta or {}).get("gold") or {}
     decomposition = gold.get("decomposition") or []
     on_path = set(tri.path)
+    checks = set(check_kinds)
     out = []
     for nid, n in tr.nodes.items():
         labels: dict[str, float] = {}
         if n.evidence:
             labels["gold_evidence"] = 1.0 if tri.marks.get(nid) else 0.0
-        labels["correct_path"] = 1.0 if (tri.correct and nid in on_path) else 0.0
+        judged = n.parents[0] if n.kind in checks and n.parents else nid
+        labels["correct_path"] = 1.0 if (tri.correct and judged in on_path) else 0.0
         step = tri.steps.get(nid)
         ans = _intermediate(n)
         if step and step.get("matched") and ans is not None and step["step"] < len(decomposition):

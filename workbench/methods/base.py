@@ -225,6 +225,9 @@ class Method:
     # The method's facts that central modules read (set from the package's declarations.py):
     node_kinds: ClassVar[tuple[str, ...]] = ()     # the node kinds its traces hold
     failure_tags: ClassVar[tuple[str, ...]] = ()   # annotation tags that apply to it
+    # node kinds that judge their parent (a review): they hang off the answer's path whatever
+    # they decide, so calibration labels them by the node they judge
+    check_kinds: ClassVar[tuple[str, ...]] = ()
     # what-if: part ("evidence", "step", "sufficiency", "review") -> node-id pattern of the
     # nodes that take it; None: not declared (every part is offered, the re-run tells)
     whatif_nodes: ClassVar[dict[str, str] | None] = None

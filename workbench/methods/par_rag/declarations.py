@@ -11,6 +11,9 @@ NODE_KINDS = (
     "question", "complexity", "exemplar", "plan", "step", "retrieval", "read", "verify",
     "trajectory", "answer"
 )
+# node kinds that judge their parent: a passed review hangs off the answer's path, a failed
+# one leads to the retry, so "on the path" would follow the verdict (analysis/calibration.py)
+CHECK_KINDS = ("verify",)
 # the annotation taxonomy's failure modes that apply to it (workbench/annotations.py)
 FAILURE_TAGS = (
     "planning_error", "under_decomposition", "misrouting", "refinement_drift",

@@ -316,6 +316,7 @@ class ParRag(Method):
     node_kinds = D.NODE_KINDS
     failure_tags = D.FAILURE_TAGS
     whatif_nodes = D.WHATIF_NODES
+    check_kinds = D.CHECK_KINDS
     preferred = True
 
     @classmethod
