@@ -256,6 +256,8 @@ def test_live_runs_wait_their_turn_report_their_place_and_cancel_cleanly(toy, tm
     assert a.wait_first_node(5)
     first_node_s = time.monotonic() - t0
     b = _batch(be, store)
+    # c only once b is in line: started together, their threads may queue in either order
+    assert _until(lambda: b.jobs[0].status == "waiting")
     c = _batch(be, store)
     assert _until(lambda: b.jobs[0].status == "waiting" and c.jobs[0].status == "waiting")
     tb, tc = b.ticket(0), c.ticket(0)
