@@ -23,6 +23,7 @@ def eval_records(store: Any, eval_id: str) -> tuple[list[dict[str, Any]], list[d
     # one read of every run's events (a connection per run costs more than the folding)
     traces = fold_runs(store, [r["run_id"] for r in rows])
     from ..methods import all_methods
+    checks = {name: cls.check_kinds for name, cls in all_methods().items()}
     nodes: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
     for r in rows:
@@ -33,10 +34,9 @@ def eval_records(store: Any, eval_id: str) -> tuple[list[dict[str, Any]], list[d
         split = str(gold.get("split") or "")
         name = series_name(r["method"], r["variant"])
         tri = triage(tr, correct=r["correct"])
-        cls = all_methods().get(r["method"])
         nodes += node_records(tr, tri, method=name, run_id=r["run_id"],
                               question_id=r["question_id"] or "", split=split,
-                              check_kinds=getattr(cls, "check_kinds", ()))
+                              check_kinds=checks.get(r["method"], ()))
         items.append({"method": r["method"], "variant": r["variant"] or "",
                       "confidence": r["confidence"], "correct": r["correct"], "split": split,
                       "run_id": r["run_id"]})
