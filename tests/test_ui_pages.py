@@ -325,6 +325,24 @@ def test_settings_save_and_reload(ui):
     assert settings_mod.load().k == 7
 
 
+def test_settings_prompt_cache_is_a_mode_then_a_budget(ui):
+    """-1 (automatic) and 0 (previous prompt) are modes: a budget is typed only when fixed."""
+    at = app("pages/settings.py")
+    assert at.selectbox(key="set__prefix_cache_mode").value == "automatic"
+    assert not [n for n in at.number_input if n.key == "set__prefix_cache"]
+    at.selectbox(key="set__prefix_cache_mode").set_value("fixed budget").run()
+    assert at.number_input(key="set__prefix_cache").value == 4096
+    at.number_input(key="set__prefix_cache").set_value(2048).run()
+    next(b for b in at.button if b.key == "set__save").click().run()
+    no_errors(at)
+    assert settings_mod.load().prefix_cache_tokens == 2048
+    at = app("pages/settings.py")
+    assert at.selectbox(key="set__prefix_cache_mode").value == "fixed budget"
+    at.selectbox(key="set__prefix_cache_mode").set_value("previous prompt only").run()
+    next(b for b in at.button if b.key == "set__save").click().run()
+    assert settings_mod.load().prefix_cache_tokens == 0
+
+
 def test_settings_store_file_moves_the_store(ui, tmp_path, monkeypatch):
     monkeypatch.delenv("WORKBENCH_STORE", raising=False)
     populate()
