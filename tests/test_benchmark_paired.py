@@ -99,3 +99,14 @@ def test_a_series_with_no_timed_run_has_no_cached_share(capsys):
     assert table.figures["crp-rag"]["cached_prompt_share"] is None
     row = next(line for line in capsys.readouterr().out.splitlines() if "wall over" in line)
     assert "%" not in row and "(wall over 0 runs)" in row
+
+
+def test_old_vs_new_sides_name_knobs_the_methods_take():
+    """A renamed knob or value would make `--old-vs-new` fail after an hour of the old side."""
+    from workbench import config
+    from workbench.methods import get_method
+    for name, sides in methods_text.OLD_VS_NEW.items():
+        cls = get_method(name).Config
+        built = [config.build(cls, knobs) for _, knobs, _ in sides]
+        # the two sides differ in a knob or in the memo, or there is nothing to compare
+        assert built[0] != built[1] or sides[0][2] != sides[1][2], name
