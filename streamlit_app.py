@@ -1,10 +1,18 @@
 """Entry point: `streamlit run streamlit_app.py` — navigation and the home page."""
 from __future__ import annotations
 
+import faulthandler
 import re
+import signal
 from pathlib import Path
 
 import streamlit as st
+
+# A run that seems stuck: `kill -USR1 <server pid>` writes every thread's stack to the
+# server's stderr, which says where each run waits (docs/setup.md). Registering again on
+# each script run changes nothing.
+if hasattr(signal, "SIGUSR1"):
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 st.set_page_config(page_title="RAG Reasoning Workbench", layout="wide",
                    initial_sidebar_state="expanded")

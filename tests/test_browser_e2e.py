@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -45,6 +46,7 @@ def _free_port() -> int:
 class Server:
     def __init__(self, home: Path, env: dict[str, str]):
         self.port = _free_port()
+        self.home = home
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(home / "streamlit.log", "w")
         full = {**os.environ, "WORKBENCH_HOME": str(home), "HF_HUB_OFFLINE": "1",
@@ -64,6 +66,16 @@ class Server:
                 time.sleep(0.3)
         self.stop()
         raise RuntimeError(f"streamlit did not start; see {home / 'streamlit.log'}")
+
+    def stacks(self) -> str:
+        """Every server thread's stack, written to its log on SIGUSR1 (streamlit_app.py
+        registers faulthandler for it): where a run that went quiet is waiting."""
+        log = self.home / "streamlit.log"
+        self.log.flush()
+        mark = log.stat().st_size
+        os.kill(self.proc.pid, signal.SIGUSR1)
+        time.sleep(1.5)
+        return log.read_text(errors="replace")[mark:]
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -306,7 +318,7 @@ def test_demo_question_with_default_model(browser, tmp_path):
             page.get_by_text("Model loaded in").wait_for(timeout=180_000)
             _nav(page, "Ask")
             page.get_by_role("button", name="Run", exact=True).wait_for(timeout=60_000)
-            _crp_rag_waterfall_and_step_inspector(page)
+            _crp_rag_waterfall_and_step_inspector(page, srv)
             print(f"CRP-RAG waterfall and step inspector: {time.perf_counter() - t_crp:.1f} s")
     finally:
         page.close()
@@ -343,7 +355,7 @@ def _waterfall_bars(page) -> int:
         return 0
 
 
-def _crp_rag_waterfall_and_step_inspector(page) -> None:
+def _crp_rag_waterfall_and_step_inspector(page, srv: Server) -> None:
     """A small CRP-RAG run: its call waterfall mid-run (bars for the calls done, the call in
     flight), then stopped once its step node is scored; that node's graph label, inspector
     headline and score table show one number. Screenshots go to docs/img/."""
@@ -361,7 +373,7 @@ def _crp_rag_waterfall_and_step_inspector(page) -> None:
     page.keyboard.press("Escape")
     _settled(page)
     page.get_by_role("button", name="Run", exact=True).click()
-    _waterfall_mid_run(page, img / "ask_waterfall_live.png")
+    _waterfall_mid_run(page, img / "ask_waterfall_live.png", srv)
     _scored_step_in_inspector(page, img / "ask_inspector_step.png")
 
 
@@ -370,7 +382,7 @@ def _waterfall_chart(page):
         has_text="LLM calls on a time line").locator(".js-plotly-plot")
 
 
-def _waterfall_mid_run(page, shot: Path) -> None:
+def _waterfall_mid_run(page, shot: Path, srv: Server) -> None:
     """Wait until the waterfall shows calls done and the one in flight, with its duration."""
     chart = _waterfall_chart(page)
 
@@ -390,9 +402,17 @@ def _waterfall_mid_run(page, shot: Path) -> None:
         page.screenshot(path=str(ARTIFACTS / "e2e_failure.png"), full_page=True)
         said = page.locator("[data-testid=stExpander]").filter(
             has_text="LLM calls on a time line").first.inner_text()[:400]
+        status = page.locator(
+            "[data-testid=stMain] [data-testid=stMarkdownContainer]").all_inner_texts()[:4]
+        stacks = srv.stacks()
+        (ARTIFACTS / "e2e_stacks.txt").write_text(stacks)
+        # the run's own frames say where it waits; the whole dump is in the artifacts
+        ours = "\n".join(ln for ln in stacks.splitlines()
+                         if ln.startswith(("Thread", "Current thread")) or "/workbench/" in ln)
         raise AssertionError(f"the waterfall never showed two finished calls and one running "
-                             f"({_waterfall_bars(page)} finished bars; it said: {said!r}); "
-                             f"see tests/artifacts/e2e_failure.png")
+                             f"({_waterfall_bars(page)} finished bars; it said: {said!r}; the "
+                             f"page said: {status!r}); see tests/artifacts/e2e_failure.png and "
+                             f"e2e_stacks.txt. The server's threads in workbench code:\n{ours}")
     # a few seconds more, while the call runs on, so that its amber bar is wide enough to see
     running = page.get_by_text(re.compile(r"^Running now: .* for \d+\.\d s"))
     deadline = time.time() + 8
