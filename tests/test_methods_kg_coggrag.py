@@ -591,3 +591,28 @@ def test_p_right_scoring_passes_run_only_when_something_reads_them(kg):
     assert all("p_right" not in n.scores for n in tr.nodes.values())
     assert scored(min_p_right=0.5)[0] == 6               # the gate reads it: 2 per verdict
     assert scored(verdict_scores="always")[0] == 6       # the user asked to see it
+
+
+@pytest.mark.parametrize("parses", [True, False])
+def test_one_call_extraction_asks_no_more_tokens_than_the_context_has_left(kg, parses):
+    # five questions at 768 tokens each asked 3,840 of a 1,500-token context: the run failed
+    # with a context overflow (on HotpotQA six questions asked 4,096 of 4,096)
+    be = _backend(DEEP)
+    be.n_ctx = 1500
+    if not parses:                  # one key set for five questions: the retry asks more
+        be.rules.insert(0, type(be.rules[0])("each numbered question",
+                                             json.dumps({"questions": [LOCAL_KEYS]})))
+    tr = _run(kg, be)
+    assert tr.status == "finished", tr.summary
+    maps = [c for c in be.calls if "each numbered question" in c["prompt"]]
+    assert len(maps) == (1 if parses else 2)
+    for c in maps:
+        room = be.n_ctx - be.count_tokens(c["prompt"])
+        assert 16 <= c["params"]["max_tokens"] <= room
+    if not parses:                  # the retry asks at least what the first try asked
+        assert maps[1]["params"]["max_tokens"] >= maps[0]["params"]["max_tokens"]
+    # a context with room keeps the knob's budget (5 x 768), so stored calls still replay
+    roomy = _backend(DEEP)
+    _run(kg, roomy)
+    assert [c["params"]["max_tokens"] for c in roomy.calls
+            if "each numbered question" in c["prompt"]] == [5 * 768]

@@ -54,6 +54,26 @@ class RunContext:
         self.phase = name
         return T.phase(name, **info)
 
+    def room(self, messages: list[Message] | str, margin: int = 64) -> int | None:
+        """New tokens the model's context has left after ``messages`` (counted without the
+        chat template, which ``margin`` covers), or None when the backend names no n_ctx.
+        A budget made from knobs (per item times items, a retry's extra room) can exceed it,
+        and a call asking for more than fits fails instead of writing less."""
+        known = [n for n in (getattr(self.llm.info, "n_ctx", None),
+                             getattr(self.llm, "n_ctx", None)) if isinstance(n, int) and n > 0]
+        if not known:
+            return None
+        text = messages if isinstance(messages, str) else "\n".join(
+            m["content"] for m in messages)
+        return min(known) - int(self.llm.count_tokens(text)) - margin
+
+    def _retry_tokens(self, messages: list[Message] | str, max_tokens: int) -> int:
+        """A JSON retry's budget: half as much again (truncation is the usual cause), within
+        what the context has left, and never less than the first try had."""
+        room = self.room(messages)
+        more = int(max_tokens * 1.5) + 16
+        return more if room is None else max(max_tokens, min(more, room))
+
     def _call_event(self, comp: Completion, purpose: str, node_id: str | None,
                     prompt_version: str) -> T.Event:
         """The ``llm_call`` event of one completion, in this context's phase."""
@@ -102,9 +122,8 @@ class RunContext:
         errors = []
         for attempt in range(2):
             if attempt:
-                # The retry is greedy with more room: truncation is the usual cause.
                 p = GenParams(**{**p.to_dict(), "temperature": 0.0,
-                                 "max_tokens": int(p.max_tokens * 1.5) + 16})
+                                 "max_tokens": self._retry_tokens(messages, p.max_tokens)})
             comp: Completion = yield from self.generate(
                 purpose + ("" if attempt == 0 else ":retry"), messages, p, node_id=node_id,
                 prompt_version=prompt_version)
@@ -170,10 +189,11 @@ class RunContext:
             if not todo:
                 break
             if attempt:
-                # as generate_json: the retry is greedy with more room (truncation is usual)
+                # as generate_json: the retry is greedy with more room
                 reqs = [GenRequest(r.messages, GenParams(**{
                     **r.params.to_dict(), "temperature": 0.0,
-                    "max_tokens": int(r.params.max_tokens * 1.5) + 16})) for r in reqs]
+                    "max_tokens": self._retry_tokens(r.messages, r.params.max_tokens)}))
+                    for r in reqs]
             comps = yield from self.generate_many(
                 [purposes[i] + ("" if attempt == 0 else ":retry") for i in todo],
                 [reqs[i] for i in todo], node_ids=[nodes[i] for i in todo],

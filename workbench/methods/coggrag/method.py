@@ -400,9 +400,16 @@ class CogGRAG(Method):
             if not all(isinstance(x, dict) for x in items):
                 raise TypeError("a key set is not a JSON object")
             return [validate_local(x) for x in items]
+        msgs = P.local_map_messages(qs)
+        # one budget per question, within what the context has left (six questions at
+        # 768 asked 4,096 tokens of a 4,096 context, and the run failed)
+        budget = min(cfg.max_tokens_extract * n, 4096)
+        room = ctx.room(msgs)
+        if room is not None:
+            budget = max(16, min(budget, room))
         got = yield from ctx.generate_json(
-            "keys_local", P.local_map_messages(qs), P.schema_local_map(n, cfg.max_items),
-            self._explore(ctx, min(cfg.max_tokens_extract * n, 4096), "map"), node_id="0",
+            "keys_local", msgs, P.schema_local_map(n, cfg.max_items),
+            self._explore(ctx, budget, "map"), node_id="0",
             prompt_version=self.prompt_version, validate=check)
         out: dict[str, dict[str, Any]] = {}
         if got is None:
