@@ -163,6 +163,14 @@ class Node:
     llm_calls: list[str] = field(default_factory=list)
     history: list[int] = field(default_factory=list)               # seqs of events about it
 
+    def inputs(self) -> list[str]:
+        """The nodes this node's output was made from: its parents, and the nodes a method
+        names in ``reasoned_from`` (CogGRAG's mind map grows down from the question but
+        answers up: a question is answered from its sub-questions' answers)."""
+        more = self.attrs.get("reasoned_from")
+        return self.parents + [x for x in more if x not in self.parents] \
+            if isinstance(more, list) else list(self.parents)
+
 
 def retrieval_label(names: Iterable[Any]) -> str:
     """One label for the retrievers a run, or a series of runs, used ("dense", "bm25+dense",

@@ -253,7 +253,7 @@ def answer_path(tr: Any) -> list[str]:
         if n in seen or n not in tr.nodes:
             continue
         seen.add(n)
-        todo.extend(tr.nodes[n].parents)
+        todo.extend(tr.nodes[n].inputs())
     return [n for n in with_ev if n in seen] or with_ev
 
 

@@ -226,7 +226,7 @@ def answer_path(tr: Any) -> list[str]:
     keep = {aid}
     stack = [aid]
     while stack:
-        for p in tr.nodes[stack.pop()].parents:
+        for p in tr.nodes[stack.pop()].inputs():
             if p in tr.nodes and p not in keep:
                 keep.add(p)
                 stack.append(p)

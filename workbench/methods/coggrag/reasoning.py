@@ -138,6 +138,9 @@ def reason(ctx: Any, grp: Sequence[MMNode], pairs: list[Pair], know: list[str], 
     msgs, dropped = fit(ctx, lambda k, c: P.reason_messages(
         [m.question for m in grp], k, c, cfg.abstain_in_first_pass), know, pairs)
     yield from overflow_events(grp[0].id, "reason", dropped, len(know))
+    # the answered pairs the prompt kept (fit drops the oldest first): what the answers of
+    # this group are made from, so a correct root answer's path runs through them
+    read = [p[0] for p in pairs[dropped["pairs_dropped"]:]]
     calls: list[T.Event] = []
     n = len(grp)
     obj = yield from tap(ctx.generate_json(
@@ -145,8 +148,12 @@ def reason(ctx: Any, grp: Sequence[MMNode], pairs: list[Pair], know: list[str], 
         validate=lambda o: [str(x["Answer"]).strip() for x in o["answers"]]), calls)
     answers = [P.UNKNOWN_TEXT] * n if obj is None else \
         [a or P.UNKNOWN_TEXT for a in (obj + [P.UNKNOWN_TEXT] * n)[:n]]
-    for m in grp[1:]:          # the batched call serves the whole sibling group
-        yield T.node_updated(m.id, None, reasoned_with=grp[0].id)
+    for i, m in enumerate(grp):  # the batched call serves the whole sibling group
+        extra = {"reasoned_with": grp[0].id} if i else {}
+        if read:
+            extra["reasoned_from"] = read
+        if extra:
+            yield T.node_updated(m.id, None, **extra)
     return answers, (calls[-1].data if calls else None)
 
 
