@@ -185,7 +185,9 @@ def run_ray(runner: "EvalRunner", items: Iterator[Item], on_result: Callable[[It
     live: set[int] = set()
     probes: dict[Any, int] = {a.ready.remote(): i for i, a in enumerate(actors)}
     busy: collections.Counter[int] = collections.Counter()
-    inflight: dict[Any, tuple[int, Item, int]] = {}
+    # ref -> (actor index, item, tries, the worker it was sent to: a restarted actor has
+    # another pid, and an item lost with the old one must name the one that died)
+    inflight: dict[Any, tuple[int, Item, int, dict[str, Any]]] = {}
     again: collections.deque[tuple[Item, int]] = collections.deque()
     source = iter(items)
     peeked: list[Item] = []
@@ -224,7 +226,7 @@ def run_ray(runner: "EvalRunner", items: Iterator[Item], on_result: Callable[[It
         while True:
             for i in sorted(live, key=lambda j: busy[j]):
                 while busy[i] < IN_FLIGHT_PER_WORKER and (got := next_item()) is not None:
-                    inflight[actors[i].run.remote(got[0])] = (i, *got)
+                    inflight[actors[i].run.remote(got[0])] = (i, *got, info.get(i, {}))
                     busy[i] += 1
             if not inflight:
                 if not has_work():
@@ -256,12 +258,12 @@ def run_ray(runner: "EvalRunner", items: Iterator[Item], on_result: Callable[[It
                 info[i] = w
                 live.add(i)
                 continue
-            i, item, tries = inflight.pop(ref)
+            i, item, tries, sent_to = inflight.pop(ref)
             busy[i] -= 1
             try:
                 r = ray.get(ref)
             except dies as e:
-                last_cause = death_cause(e, info.get(i, {}))
+                last_cause = death_cause(e, sent_to)
                 if i in live:                # wait until Ray has restarted it (or given up)
                     live.discard(i)
                     probes[actors[i].ready.remote()] = i
