@@ -77,6 +77,16 @@ class Server:
         time.sleep(1.5)
         return log.read_text(errors="replace")[mark:]
 
+    def dump_stacks(self, name: str) -> str:
+        """The stacks into ``ARTIFACTS/name``; returns the lines of threads and of frames in
+        this project's code (``workbench/``, ``pages/``) for a failure message."""
+        stacks = self.stacks()
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / name).write_text(stacks)
+        return "\n".join(ln for ln in stacks.splitlines()
+                         if ln.startswith(("Thread", "Current thread")) or "/workbench/" in ln
+                         or "/pages/" in ln)
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
@@ -403,12 +413,9 @@ def _waterfall_mid_run(page, shot: Path, srv: Server) -> None:
         said = page.locator("[data-testid=stExpander]").filter(
             has_text="LLM calls on a time line").first.inner_text()[:400]
         status = page.locator(
-            "[data-testid=stMain] [data-testid=stMarkdownContainer]").all_inner_texts()[:4]
-        stacks = srv.stacks()
-        (ARTIFACTS / "e2e_stacks.txt").write_text(stacks)
-        # the run's own frames say where it waits; the whole dump is in the artifacts
-        ours = "\n".join(ln for ln in stacks.splitlines()
-                         if ln.startswith(("Thread", "Current thread")) or "/workbench/" in ln)
+            "[data-testid=stMain] [data-testid=stMarkdownContainer]").all_inner_texts()[:12]
+        # the run's own frames say where it waits (or that the page stopped asking)
+        ours = srv.dump_stacks("e2e_stacks.txt")
         raise AssertionError(f"the waterfall never showed two finished calls and one running "
                              f"({_waterfall_bars(page)} finished bars; it said: {said!r}; the "
                              f"page said: {status!r}); see tests/artifacts/e2e_failure.png and "

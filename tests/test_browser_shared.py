@@ -136,7 +136,12 @@ def test_three_sessions_share_the_model_in_turn(browser, tmp_path):
         for i, p in enumerate(pages):
             p.screenshot(path=str(ARTIFACTS / f"e2e_shared_{i}.png"))
         statuses = [_status(p) for p in pages]
-        assert len(done) == 3, f"not all three finished in 240 s: {statuses}"
+        if len(done) < 3:
+            # a page that stopped redrawing, or a run that hangs: the server's frames say which
+            ours = srv.dump_stacks("e2e_shared_stacks.txt")
+            raise AssertionError(f"not all three finished in 240 s: {statuses}; the server's "
+                                 f"threads in workbench code (whole dump in "
+                                 f"tests/artifacts/e2e_shared_stacks.txt):\n{ours}")
         assert set(statuses) <= {"finished", "refused"}, statuses
         waited = [i for i in range(3) if places[i]]
         assert len(waited) >= 2, f"the sessions behind the first never showed a place: {places}"
