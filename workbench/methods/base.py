@@ -63,9 +63,17 @@ class RunContext:
                              getattr(self.llm, "n_ctx", None)) if isinstance(n, int) and n > 0]
         if not known:
             return None
+        return min(known) - self.prompt_tokens(messages) - margin
+
+    def prompt_tokens(self, messages: list[Message] | str) -> int:
+        """Tokens of the messages' text, without the chat template (a quarter of the
+        characters when the backend cannot count)."""
         text = messages if isinstance(messages, str) else "\n".join(
             m["content"] for m in messages)
-        return min(known) - int(self.llm.count_tokens(text)) - margin
+        try:
+            return int(self.llm.count_tokens(text))
+        except Exception:           # noqa: BLE001 - a server without a tokenizer endpoint
+            return len(text) // 4
 
     def _retry_tokens(self, messages: list[Message] | str, max_tokens: int) -> int:
         """A JSON retry's budget: half as much again (truncation is the usual cause), within

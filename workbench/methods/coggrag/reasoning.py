@@ -94,14 +94,6 @@ def knowledge(grp: Sequence[MMNode], kept: Sequence[dict[str, Any]], know_all: l
     return list(dict.fromkeys(list(described) + own + glob))
 
 
-def _ntok(ctx: Any, msgs: list[dict[str, str]]) -> int:
-    text = "\n".join(m["content"] for m in msgs)
-    try:
-        return int(ctx.llm.count_tokens(text))
-    except Exception:
-        return len(text) // 4
-
-
 def fit(ctx: Any, build: Callable[[list[str], list[Pair]], list[dict[str, str]]],
         know: Sequence[str], pairs: Sequence[Pair]) -> tuple[Any, dict[str, int]]:
     """Drop the lowest-scored triples, then the oldest M̂ pairs, until the prompt fits the
@@ -111,7 +103,7 @@ def fit(ctx: Any, build: Callable[[list[str], list[Pair]], list[dict[str, str]]]
     k, c = list(know), list(pairs)
     dropped = {"triples_dropped": 0, "pairs_dropped": 0}
     msgs = build(k, c)
-    while _ntok(ctx, msgs) > budget and (k or c):
+    while ctx.prompt_tokens(msgs) > budget and (k or c):
         if k:
             k.pop()
             dropped["triples_dropped"] += 1
