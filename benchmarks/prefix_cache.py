@@ -14,6 +14,9 @@ Two cases, in one run of one model:
 
 Prints each call's prompt-eval time and the ratio of the later calls of each kind to the
 first of the kind (target: <= 0.2), and the single case's ratio to the same first call.
+``--compare-whole`` says whether a call's output depends on what was cached: the same calls
+with every prompt evaluated whole (twice, and in another order), against the previous
+call's prompt reused (calls grouped by kind) and against kept prompts.
 ``--crp N`` also runs CRP-RAG on the first N demo questions with the store on and off
 (calls, prompt tokens, the share served from a cache, wall time). The last line is JSON.
 """
@@ -31,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import llama_cpp  # noqa: E402,F401
 from workbench.llm.base import GenParams  # noqa: E402
 from workbench.llm.llama_cpp_backend import LlamaCppBackend  # noqa: E402
-from workbench.llm.prefix_store import DEFAULT_BUDGET_TOKENS  # noqa: E402
+from workbench.llm.prefix_store import DEFAULT_BUDGET_TOKENS, WHOLE  # noqa: E402
 from workbench.llm.registry import DEFAULT_MODEL, resolve  # noqa: E402
 
 QUESTIONS = ["Who released the film?", "When was it released?", "Where is the studio?",
@@ -57,26 +60,31 @@ def single(be: LlamaCppBackend, system: dict, first_ms: float) -> dict:
             "cache": c.cache, "ratio": round(ratio, 3)}
 
 
-def interleaved(be: LlamaCppBackend, systems: list[dict], rounds: int, label: str) -> dict:
+def interleaved(be: LlamaCppBackend, systems: list[dict], rounds: int, label: str,
+                grouped: bool = False) -> dict:
+    """Calls of each kind alternating (A B A B ...), or with ``grouped`` all of one kind
+    before the next (A A B B ...: each later call finds its prefix in the previous one)."""
     p = GenParams(max_tokens=4)
     be.llm.reset()
     firsts: dict[int, float] = {}
     ratios, outputs = [], []
     cached = later_prompt = 0
     t0 = time.perf_counter()
-    for r in range(rounds):
-        for k, system in enumerate(systems):
-            c = be.generate([system, {"role": "user", "content": QUESTIONS[r % len(QUESTIONS)]}], p)
-            outputs.append([(t.id, t.logprob) for t in c.tokens])
-            if r == 0:
-                firsts[k] = c.prompt_eval_ms
-            else:
-                ratios.append(c.prompt_eval_ms / firsts[k])
-                cached += c.cached_prompt_tokens
-                later_prompt += c.prompt_tokens
-            print(f"{label}: kind {'AB'[k]} call {r + 1}: {c.prompt_tokens} tokens, "
-                  f"{c.cached_prompt_tokens} cached ({c.cache}), prompt eval "
-                  f"{c.prompt_eval_ms:.0f} ms", flush=True)
+    order = ([(r, k) for k in range(len(systems)) for r in range(rounds)] if grouped
+             else [(r, k) for r in range(rounds) for k in range(len(systems))])
+    for r, k in order:
+        system = systems[k]
+        c = be.generate([system, {"role": "user", "content": QUESTIONS[r % len(QUESTIONS)]}], p)
+        outputs.append([(t.id, t.logprob) for t in c.tokens])
+        if r == 0:
+            firsts[k] = c.prompt_eval_ms
+        else:
+            ratios.append(c.prompt_eval_ms / firsts[k])
+            cached += c.cached_prompt_tokens
+            later_prompt += c.prompt_tokens
+        print(f"{label}: kind {'AB'[k]} call {r + 1}: {c.prompt_tokens} tokens, "
+              f"{c.cached_prompt_tokens} cached ({c.cache}), prompt eval "
+              f"{c.prompt_eval_ms:.0f} ms", flush=True)
     out = {"calls": rounds * len(systems), "first_ms": [round(firsts[k], 1) for k in firsts],
            "wall_s": round(time.perf_counter() - t0, 1),
            "max_ratio": round(max(ratios), 3), "mean_ratio": round(sum(ratios) / len(ratios), 3),
@@ -138,6 +146,9 @@ def main() -> None:
                     help="prefix_cache_tokens of the backend with kept prefixes")
     ap.add_argument("--compare-off", action="store_true",
                     help="also run the interleaved calls with the store off")
+    ap.add_argument("--compare-whole", action="store_true",
+                    help="also run the interleaved calls twice with every prompt evaluated "
+                         "whole (nothing cached), and compare each side's output with it")
     ap.add_argument("--crp", type=int, default=0, metavar="N",
                     help="also run CRP-RAG on the first N demo questions, store on and off")
     ap.add_argument("--crp-only", action="store_true", help="only the CRP-RAG comparison")
@@ -175,7 +186,28 @@ def main() -> None:
         res["same_output"] = (res["interleaved"]["outputs"]
                               == res["interleaved_store_off"]["outputs"])
         print(f"store on and off: the same tokens and log-probabilities: {res['same_output']}")
-    for k in ("interleaved", "interleaved_store_off"):
+    if args.compare_whole:
+        # the reference: each call a function of its prompt alone, run twice (is evaluating
+        # a prompt whole repeatable on this device?); against it, the previous call's
+        # prompt reused (calls grouped by kind, store off) and kept prompts (store on)
+        whole = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
+                                n_gpu_layers=args.n_gpu_layers, prefix_cache_tokens=WHOLE)
+        res["whole"] = interleaved(whole, systems, args.rounds, "whole")
+        again = interleaved(whole, systems, args.rounds, "whole again")
+        grouped_whole = interleaved(whole, systems, args.rounds, "whole, grouped", grouped=True)
+        whole.close()
+        prev = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
+                               prefix_cache_tokens=0, n_gpu_layers=args.n_gpu_layers)
+        res["previous"] = interleaved(prev, systems, args.rounds, "previous prompt", grouped=True)
+        prev.close()
+        ref = res["whole"]["outputs"]
+        res["whole_repeatable"] = again["outputs"] == ref
+        res["same_as_whole"] = {
+            "previous_prompt": res["previous"]["outputs"] == grouped_whole["outputs"],
+            "kept_prompts": res["interleaved"]["outputs"] == ref}
+        print("the same tokens and log-probabilities as evaluating every prompt whole: "
+              f"{res['same_as_whole']}; whole, run twice: {res['whole_repeatable']}")
+    for k in ("interleaved", "interleaved_store_off", "whole", "previous"):
         res.get(k, {}).pop("outputs", None)
     if args.crp:
         res["crp_rag"] = crp(args.model, args.threads, args.crp, args.budget,

@@ -13,7 +13,7 @@ from workbench import host_policy, paths
 from workbench import settings as settings_mod
 from workbench.llm.base import LLMError, ModelFileError
 from workbench.llm.gguf import check_model_file
-from workbench.llm.prefix_store import AUTO, DEFAULT_BUDGET_TOKENS
+from workbench.llm.prefix_store import AUTO, DEFAULT_BUDGET_TOKENS, WHOLE
 from workbench.llm.registry import BUNDLED
 from workbench.ui import access, backend, warm
 from workbench.ui import data as D
@@ -149,16 +149,20 @@ if edit_host:
     # -1 and 0 are modes, not sizes: a bare number input stepping from -1 lands on 511
     pc = specs["prefix_cache_tokens"]
     cur = int(s.prefix_cache_tokens)
-    modes = ("automatic", "previous prompt only", "fixed budget")
+    modes = {"automatic": AUTO, "previous prompt only": 0, "every prompt whole": WHOLE,
+             "fixed budget": None}
     pcc = st.columns(2)
-    mode = pcc[0].selectbox("Prompt cache", modes, index=0 if cur < 0 else 1 if cur == 0 else 2,
+    names = list(modes)
+    mode = pcc[0].selectbox("Prompt cache", names,
+                            index=names.index(next((m for m, v in modes.items() if v == cur),
+                                                   "fixed budget")),
                             help=pc.description, key=f"{K}__prefix_cache_mode")
     if mode == "fixed budget":
         new["prefix_cache_tokens"] = int(pcc[1].number_input(
             "Prompt cache budget (tokens)", value=cur if cur > 0 else DEFAULT_BUDGET_TOKENS,
             step=512, min_value=1, max_value=int(pc.max), key=f"{K}__prefix_cache"))
     else:
-        new["prefix_cache_tokens"] = AUTO if mode == "automatic" else 0
+        new["prefix_cache_tokens"] = modes[mode]
     new["isolate_model"] = st.toggle("Run the model in its own process", s.isolate_model,
                                      key=f"{K}__isolate", help=specs["isolate_model"].description)
     if new["backend"] == "openai_compat":

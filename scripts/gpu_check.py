@@ -31,8 +31,8 @@ DRY = {"model": "smollm2-135m", "questions": 1, "ask_method": "standard-rag",
        "llm_throughput": ["--tokens", "16", "--repeats", "1", "--nodes", "2"],
        "prefix_cache": ["--prefix-tokens", "96", "--rounds", "2"]}
 # Arguments every run of a step gets: the prompt cache is compared with itself off, which
-# says whether its output is exact on this device (measured on CPUs only so far)
-ALWAYS = {"prefix_cache": ["--compare-off"]}
+# says whether its output is exact on this device, and with every prompt evaluated whole
+ALWAYS = {"prefix_cache": ["--compare-off", "--compare-whole"]}
 
 
 def last_json(text: str) -> dict | None:

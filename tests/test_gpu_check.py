@@ -68,5 +68,9 @@ def test_dry_run_goes_through_every_step(tmp_path):
     assert steps["llm_throughput"]["figures"]["n_gpu_layers"] == 0
     # the prompt cache against itself off: the same output (llm/prefix_store.py)
     assert steps["prefix_cache"]["figures"]["same_output"] is True
+    # and against every prompt evaluated whole: on a CPU neither cache changes a bit
+    pc = steps["prefix_cache"]["figures"]
+    assert pc["whole_repeatable"] is True
+    assert pc["same_as_whole"] == {"previous_prompt": True, "kept_prompts": True}
     for name in steps:      # each step's whole output is kept
         assert (tmp_path / f"{name}.log").read_text().startswith("$ ")

@@ -2,8 +2,8 @@
 import pytest
 
 from workbench.llm.base import GenParams, GenRequest
-from workbench.llm.prefix_store import (ALIGN, AUTO, DEFAULT_BUDGET_TOKENS, aligned, common_prefix,
-                                        default_budget, eval_start)
+from workbench.llm.prefix_store import (ALIGN, AUTO, DEFAULT_BUDGET_TOKENS, WHOLE, aligned,
+                                        cache_plan, common_prefix, eval_start)
 
 from tests.conftest import FAST_MODEL
 
@@ -28,23 +28,49 @@ def test_common_prefix_and_alignment():
     assert eval_start(20, 30, 512) == 0
 
 
-def test_the_automatic_budget_keeps_prompts_on_a_cpu_only():
-    # on an H200 restoring a kept prompt took longer than evaluating it (docs/gpu.md, run 5)
+def test_the_automatic_setting_keeps_prompts_on_a_cpu_and_uses_nothing_cached_with_offload():
+    # on an H200 restoring a kept prompt took longer than evaluating it (docs/gpu.md, run 5),
+    # and starting from anything cached changed the output (run 6)
     from workbench.settings import Settings
     assert Settings().prefix_cache_tokens == AUTO
-    assert default_budget(AUTO, 0) == default_budget(None, 0) == DEFAULT_BUDGET_TOKENS
-    assert default_budget(AUTO, -1) == default_budget(None, 20) == 0
-    assert default_budget(2048, -1) == 2048 and default_budget(0, 0) == 0
+    assert cache_plan(AUTO, 0) == cache_plan(None, 0) == (DEFAULT_BUDGET_TOKENS, True)
+    assert cache_plan(AUTO, -1) == cache_plan(None, 20) == (0, False)
+    assert cache_plan(WHOLE, 0) == cache_plan(WHOLE, -1) == (0, False)
+    assert cache_plan(2048, -1) == (2048, True) and cache_plan(0, 0) == (0, True)
 
 
 def test_a_backend_with_offloaded_layers_keeps_no_prompts_unless_asked():
     from workbench.llm.llama_cpp_backend import LlamaCppBackend
     path = _fast_model_path()
     # a CPU build ignores the offload; the setting is what decides the store's budget
-    assert LlamaCppBackend(path, n_ctx=512, max_batch=1).prefix_store.budget == DEFAULT_BUDGET_TOKENS
-    assert LlamaCppBackend(path, n_ctx=512, max_batch=1, n_gpu_layers=-1).prefix_store is None
+    cpu = LlamaCppBackend(path, n_ctx=512, max_batch=1)
+    assert cpu.prefix_store.budget == DEFAULT_BUDGET_TOKENS
+    assert cpu.info.extra["prefix_cache"]["reuse"] is True
+    gpu = LlamaCppBackend(path, n_ctx=512, max_batch=1, n_gpu_layers=-1)
+    assert gpu.prefix_store is None and gpu.info.extra["prefix_cache"]["reuse"] is False
     assert LlamaCppBackend(path, n_ctx=512, max_batch=1, n_gpu_layers=-1,
                            prefix_cache_tokens=640).prefix_store.budget == 640
+
+
+def test_every_prompt_whole_uses_nothing_cached_and_gives_the_same_output():
+    """WHOLE: a call right after one with the same long prefix evaluates its prompt from
+    position 0 (on a GPU that is what makes its output independent of the call before)."""
+    from workbench.llm.llama_cpp_backend import LlamaCppBackend
+    path = _fast_model_path()
+    system = {"role": "system", "content": "The studio in Burbank released the film. " * 12}
+    calls = [[system, {"role": "user", "content": q}] for q in ("Who?", "When?", "Where?")]
+    p = GenParams(max_tokens=6)
+    outs = {}
+    for setting in (0, WHOLE):
+        be = LlamaCppBackend(path, n_ctx=1024, max_batch=1, prefix_cache_tokens=setting)
+        got = [be.generate(m, p) for m in calls]
+        be.close()
+        outs[setting] = [[(t.id, t.logprob) for t in c.tokens] for c in got]
+        if setting == WHOLE:
+            assert [(c.cached_prompt_tokens, c.cache) for c in got] == [(0, "none")] * 3
+        else:
+            assert all(c.cached_prompt_tokens >= 64 and c.cache == "previous" for c in got[1:])
+    assert outs[0] == outs[WHOLE]        # on a CPU the cut reuse changes no bit
 
 
 def _fast_model_path():

@@ -326,7 +326,8 @@ def test_settings_save_and_reload(ui):
 
 
 def test_settings_prompt_cache_is_a_mode_then_a_budget(ui):
-    """-1 (automatic) and 0 (previous prompt) are modes: a budget is typed only when fixed."""
+    """-1 (automatic), 0 (previous prompt) and -2 (every prompt whole) are modes: a budget
+    is typed only when fixed."""
     at = app("pages/settings.py")
     assert at.selectbox(key="set__prefix_cache_mode").value == "automatic"
     assert not [n for n in at.number_input if n.key == "set__prefix_cache"]
@@ -341,6 +342,12 @@ def test_settings_prompt_cache_is_a_mode_then_a_budget(ui):
     at.selectbox(key="set__prefix_cache_mode").set_value("previous prompt only").run()
     next(b for b in at.button if b.key == "set__save").click().run()
     assert settings_mod.load().prefix_cache_tokens == 0
+    at = app("pages/settings.py")
+    at.selectbox(key="set__prefix_cache_mode").set_value("every prompt whole").run()
+    next(b for b in at.button if b.key == "set__save").click().run()
+    assert settings_mod.load().prefix_cache_tokens == -2
+    assert app("pages/settings.py").selectbox(key="set__prefix_cache_mode").value == \
+        "every prompt whole"
 
 
 def test_settings_store_file_moves_the_store(ui, tmp_path, monkeypatch):

@@ -22,13 +22,14 @@ class Settings:
     n_batch: int = knob(512, "Prompt batch size (rounded down to a multiple of 32)", min=32, max=8192)
     seed: int = knob(0, "Random seed for sampling", min=0)
     # measured on both kinds of machine (llm/prefix_store.py): on a CPU restored prefixes
-    # save most of the prompt time and change no output; on a GPU they cost more than they save
+    # save most of the prompt time and change no output; on a GPU any cached start changes it
     prefix_cache_tokens: int = knob(
         AUTO, "Tokens of recent prompts kept in RAM (about 28 kB a token for the default "
         "model), so each kind of call evaluates its instructions once; on a CPU the output is "
-        f"the same either way (-1 = automatic: {DEFAULT_BUDGET_TOKENS} on a CPU, off when layers "
-        "are offloaded, where restoring costs more than evaluating; 0 = the previous prompt "
-        "only)", min=-1, max=131072)
+        f"the same either way (-1 = automatic: {DEFAULT_BUDGET_TOKENS} on a CPU, and every "
+        "prompt evaluated whole when layers are offloaded, where anything cached changes the "
+        "output; 0 = the previous prompt only; -2 = every prompt evaluated whole)",
+        min=-2, max=131072)
     isolate_model: bool = knob(True, "Run the model in a worker process of its own, so a crash "
                                "in native code fails the run instead of the whole workbench")
     server_url: str = knob("http://127.0.0.1:8080/v1", "OpenAI-compatible server base URL")

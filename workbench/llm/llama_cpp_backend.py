@@ -34,7 +34,7 @@ from .batch_engine import (BatchEngine, SeqSpec, cells_needed, enable_sequences,
 from .batch_engine import logsoftmax_stats as _logsoftmax_stats
 from .gguf import read_header
 from .grammar_sampler import DEFAULT_CANDIDATES, CandidateGrammarSampler
-from .prefix_store import ALIGN, DEFAULT_SLOTS, PrefixStore, default_budget
+from .prefix_store import ALIGN, DEFAULT_SLOTS, PrefixStore, cache_plan
 
 
 @dataclass
@@ -100,12 +100,13 @@ class LlamaCppBackend:
         # sequence 0 is Llama's own; 1..max_batch are generate_many's (see batch_engine.py)
         engine_seqs = max_batch if max_batch > 1 else 0
         why_not = self._prefix_cache_unsupported()
-        budget = default_budget(prefix_cache_tokens, n_gpu_layers) if not why_not else 0
+        budget, reuse = cache_plan(prefix_cache_tokens, n_gpu_layers)
+        budget = budget if not why_not else 0
         slots = max(0, int(prefix_cache_slots)) if budget else 0
         budget = budget if slots else 0
         if engine_seqs:
             enable_sequences(self.llm, 1 + engine_seqs)
-        self._store = PrefixStore(self.llm, slots, budget)
+        self._store = PrefixStore(self.llm, slots, budget, reuse=reuse)
         self._engine: BatchEngine | None = None
         if engine_seqs:
             # statistics beside the next decode (batch_engine.py): by default where a GPU
@@ -138,6 +139,7 @@ class LlamaCppBackend:
             extra={"architecture": header.architecture, "n_vocab": self.n_vocab,
                    "gpu_offload_supported": bool(llama_cpp.llama_supports_gpu_offload()),
                    "prefix_cache": {"budget_tokens": budget, "slots": slots,
+                                    "reuse": reuse,
                                     **({"off": why_not} if why_not else {})}})
 
     def _prefix_cache_unsupported(self) -> str:

@@ -29,11 +29,17 @@ from scratch, whatever the cache held (``tests/test_prefix_cache.py``), so a rep
 counterfactual run's fresh calls give what a full re-run would. The cut costs at most 63
 tokens of a call's cached prefix.
 
-**Not where layers are offloaded** (:func:`default_budget`). Measured on an H200 with the
+**Not where layers are offloaded** (:func:`cache_plan`). Measured on an H200 with the
 default model (docs/gpu.md, run 5): a 700-token prompt evaluates in 34 ms, while putting
 a kept copy back through host memory takes about 62 ms, so the store made later calls
 1.06-1.12x slower, an eval of CRP-RAG 1.74x slower, and its output was not identical to
-a fresh evaluation there (GPU kernels choose by batch size in other ways).
+a fresh evaluation there (GPU kernels choose by batch size in other ways). Neither was the
+output of a call that carried on from the previous call's prompt (run 6, SmolLM2-135M: 4
+of 32 greedy tokens differed, log-probabilities by up to 1.3), while evaluating every
+prompt whole gave the same output in any order. So with offload, by default, nothing
+cached is used: a call's output is a function of its prompt, whatever ran before it
+(another visitor's call included), at about 25 ms more per 700-token prompt of the default
+model there (run 5).
 
 **What it costs.** A kept prompt is a copy of its cells (28 kB a token for the default
 model): about 20 ms to copy out and back for a 700-token prompt, against seconds to
@@ -57,21 +63,28 @@ MIN_KEPT_TOKENS = 32
 # Budget in tokens: four of the default model's ~1k-token prompts, about 115 MB of RAM for
 # qwen2.5-1.5B (28 kB a token); see benchmarks/prefix_cache.py.
 DEFAULT_BUDGET_TOKENS = 4096
-# The setting's automatic value: DEFAULT_BUDGET_TOKENS on a CPU, off with offload.
+# The setting's automatic value: DEFAULT_BUDGET_TOKENS on a CPU, WHOLE with offload.
 AUTO = -1
+# The setting's value for "every prompt evaluated whole": nothing cached is used, not even the
+# previous call's prompt.
+WHOLE = -2
 DEFAULT_SLOTS = 16
 # Cached lengths are multiples of this (see the module docstring).
 ALIGN = 32
 _SUPERSEDED = 1 << 40
 
 
-def default_budget(tokens: int | None, n_gpu_layers: int) -> int:
-    """The store's budget for a ``prefix_cache_tokens`` setting: ``None`` or :data:`AUTO`
-    keep prompts on a CPU only; where layers are offloaded a restore costs more than the
-    evaluation it saves (module docstring)."""
-    if tokens is None or tokens < 0:
-        return DEFAULT_BUDGET_TOKENS if n_gpu_layers == 0 else 0
-    return int(tokens)
+def cache_plan(tokens: int | None, n_gpu_layers: int) -> tuple[int, bool]:
+    """(kept-prompt budget, whether a call may start from cached cells) for a
+    ``prefix_cache_tokens`` setting: ``None`` or :data:`AUTO` keep prompts on a CPU and use
+    nothing cached where layers are offloaded, where the output would depend on it (module
+    docstring); :data:`WHOLE` uses nothing cached anywhere; 0 reuses the previous call's
+    prompt only; a positive number is the budget."""
+    if tokens is None or tokens == AUTO:
+        return (DEFAULT_BUDGET_TOKENS, True) if n_gpu_layers == 0 else (0, False)
+    if tokens < 0:
+        return 0, False
+    return int(tokens), True
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -123,10 +136,12 @@ class PrefixStore:
     reused, cut the same way. All calls are made under the backend's lock: the store and
     the context have one user at a time."""
 
-    def __init__(self, llm: Any, n_slots: int, budget_tokens: int):
+    def __init__(self, llm: Any, n_slots: int, budget_tokens: int, reuse: bool = True):
         import llama_cpp
         self._lc = llama_cpp
         self.llm = llm
+        # False: every prompt is evaluated whole, nothing cached is used
+        self.reuse = bool(reuse)
         self.budget = max(0, int(budget_tokens))
         self.slots = max(0, int(n_slots))
         self._entries: list[_Entry] = []
@@ -175,6 +190,8 @@ class PrefixStore:
         Returns (tokens cached, source); ``Llama``'s record of sequence 0 (``input_ids``,
         ``n_tokens``) is kept true, so ``Llama.generate``/``eval`` carry on from it."""
         llm = self.llm
+        if not self.reuse:
+            return self._cut(0), "none"
         prev = eval_start(min(common_prefix(llm._input_ids, toks), limit), len(toks), llm.n_batch)
         n, entry = self.best(toks)
         n = eval_start(min(n, limit), len(toks), llm.n_batch)
@@ -204,7 +221,7 @@ class PrefixStore:
     def settle(self, toks: Sequence[int]) -> None:
         """After a call whose prompt ``toks`` sequence 0 holds (and perhaps more): cut it
         to the prompt's first multiple of ALIGN tokens, for the next call, and keep that."""
-        n = self._cut(aligned(common_prefix(self.llm._input_ids, toks)))
+        n = self._cut(aligned(common_prefix(self.llm._input_ids, toks)) if self.reuse else 0)
         if self.enabled and n >= MIN_KEPT_TOKENS:
             self._keep(list(toks[:n]))
 
