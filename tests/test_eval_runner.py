@@ -16,7 +16,7 @@ from workbench.eval import presets
 from workbench.eval.item_executor import make_backend
 from workbench.eval.plan import apply_sweep, load_sweep, plan_variants
 from workbench.eval.export import export_eval
-from workbench.eval.runner import EvalInterrupted, EvalRunner, EvalSpec
+from workbench.eval.runner import EvalInterrupted, EvalRunner, EvalSpec, get_eval
 from workbench.knowledge.types import Hit
 from workbench.llm.scripted import ScriptedBackend
 from workbench.store import Store
@@ -174,6 +174,11 @@ def test_interrupt_from_progress_callback_then_resume_exactly_n(tmp_path):
     assert count("eval_items") == k and count("runs") == k
     b = st.query("SELECT status, n_done FROM eval_batches")[0]
     assert b == {"status": "interrupted", "n_done": k}
+    # a batch records its model when it stops; while it runs, `eval show` reads its runs'
+    model = st.query("SELECT model_name FROM eval_batches")[0]["model_name"]
+    assert model
+    st.execute("UPDATE eval_batches SET model_name = NULL, model_sha256 = NULL")
+    assert get_eval(st, r.eval_id)["model_name"] == model
     r2 = EvalRunner.resume(st, None, backend=_backend(), dataset=ToyDataset(),
                            method_classes=toy_methods())
     assert r2.eval_id == r.eval_id and len(r2.done_keys()) == k

@@ -110,6 +110,12 @@ def get_eval(store: Store, eval_id: str) -> dict[str, Any]:
     for c in ("spec", "methods"):
         if isinstance(r.get(c), str):
             r[c] = json.loads(r[c])
+    if not r.get("model_name"):
+        # the batch records its model when it stops; until then its stored runs know it
+        m = store.query("SELECT model_name, model_sha256 FROM runs WHERE eval_id = ? AND "
+                        "model_name IS NOT NULL AND model_name <> '' LIMIT 1", [eval_id])
+        if m:
+            r["model_name"], r["model_sha256"] = m[0]["model_name"], m[0]["model_sha256"]
     return r
 
 
