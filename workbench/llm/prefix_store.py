@@ -34,12 +34,12 @@ default model (docs/gpu.md, run 5): a 700-token prompt evaluates in 34 ms, while
 a kept copy back through host memory takes about 62 ms, so the store made later calls
 1.06-1.12x slower, an eval of CRP-RAG 1.74x slower, and its output was not identical to
 a fresh evaluation there (GPU kernels choose by batch size in other ways). Neither was the
-output of a call that carried on from the previous call's prompt (run 6, SmolLM2-135M: 4
-of 32 greedy tokens differed, log-probabilities by up to 1.3), while evaluating every
-prompt whole gave the same output in any order. So with offload, by default, nothing
-cached is used: a call's output is a function of its prompt, whatever ran before it
-(another visitor's call included), at about 25 ms more per 700-token prompt of the default
-model there (run 5).
+output of a call that carried on from the previous call's prompt (run 6: log-probabilities
+by up to 0.15 with the default model, and 4 of 32 greedy tokens with SmolLM2-135M), while
+evaluating every prompt whole gave the same output in any order. So with offload, by
+default, nothing cached is used: a call's output is a function of its prompt, whatever ran
+before it (another visitor's call included), for about 15% more time per 700-token call of
+the default model there.
 
 **What it costs.** A kept prompt is a copy of its cells (28 kB a token for the default
 model): about 20 ms to copy out and back for a 700-token prompt, against seconds to
