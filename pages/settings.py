@@ -146,7 +146,7 @@ if edit_host:
                 min_value=int(sp.min) if sp.min is not None else None,
                 max_value=int(sp.max) if sp.max is not None else None,
                 help=sp.description, key=f"{K}__{name}"))
-    # -1 and 0 are modes, not sizes: a bare number input stepping from -1 lands on 511
+    # -2, -1 and 0 are modes, not sizes: a bare number input stepping from -1 lands on 511
     pc = specs["prefix_cache_tokens"]
     cur = int(s.prefix_cache_tokens)
     modes = {"automatic": AUTO, "previous prompt only": 0, "every prompt whole": WHOLE,

@@ -133,14 +133,13 @@ class StoreStats:
 class PrefixStore:
     """Sequence 0's cached prefix and the kept prompts of one context (see the module
     docstring). With a budget of 0 nothing is kept and only the previous call's prompt is
-    reused, cut the same way. All calls are made under the backend's lock: the store and
-    the context have one user at a time."""
+    reused, cut the same way; without ``reuse`` every prompt is evaluated whole. All calls
+    are made under the backend's lock: the store and the context have one user at a time."""
 
     def __init__(self, llm: Any, n_slots: int, budget_tokens: int, reuse: bool = True):
         import llama_cpp
         self._lc = llama_cpp
         self.llm = llm
-        # False: every prompt is evaluated whole, nothing cached is used
         self.reuse = bool(reuse)
         self.budget = max(0, int(budget_tokens))
         self.slots = max(0, int(n_slots))
