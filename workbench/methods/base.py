@@ -54,16 +54,21 @@ class RunContext:
         self.phase = name
         return T.phase(name, **info)
 
+    @property
+    def n_ctx(self) -> int | None:
+        """The model's context in tokens: the smaller of what its info and the backend say,
+        or None when neither does (a server that names none)."""
+        known = [n for n in (getattr(self.llm.info, "n_ctx", None),
+                             getattr(self.llm, "n_ctx", None)) if isinstance(n, int) and n > 0]
+        return min(known) if known else None
+
     def room(self, messages: list[Message] | str, margin: int = 64) -> int | None:
         """New tokens the model's context has left after ``messages`` (counted without the
         chat template, which ``margin`` covers), or None when the backend names no n_ctx.
         A budget made from knobs (per item times items, a retry's extra room) can exceed it,
         and a call asking for more than fits fails instead of writing less."""
-        known = [n for n in (getattr(self.llm.info, "n_ctx", None),
-                             getattr(self.llm, "n_ctx", None)) if isinstance(n, int) and n > 0]
-        if not known:
-            return None
-        return min(known) - self.prompt_tokens(messages) - margin
+        n_ctx = self.n_ctx
+        return None if n_ctx is None else n_ctx - self.prompt_tokens(messages) - margin
 
     def prompt_tokens(self, messages: list[Message] | str) -> int:
         """Tokens of the messages' text, without the chat template (a quarter of the

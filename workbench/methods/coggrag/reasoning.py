@@ -98,8 +98,7 @@ def fit(ctx: Any, build: Callable[[list[str], list[Pair]], list[dict[str, str]]]
         know: Sequence[str], pairs: Sequence[Pair]) -> tuple[Any, dict[str, int]]:
     """Drop the lowest-scored triples, then the oldest M̂ pairs, until the prompt fits the
     budget; returns the messages and what was dropped."""
-    n_ctx = getattr(ctx.llm.info, "n_ctx", None) or getattr(ctx.llm, "n_ctx", None) or 4096
-    budget = int(ctx.config.context_budget * n_ctx)
+    budget = int(ctx.config.context_budget * (ctx.n_ctx or 4096))
     k, c = list(know), list(pairs)
     dropped = {"triples_dropped": 0, "pairs_dropped": 0}
     msgs = build(k, c)
