@@ -33,19 +33,25 @@ def test_the_automatic_setting_keeps_prompts_on_a_cpu_and_uses_nothing_cached_wi
     # and starting from anything cached changed the output (run 6)
     from workbench.settings import Settings
     assert Settings().prefix_cache_tokens == AUTO
-    assert cache_plan(AUTO, 0) == cache_plan(None, 0) == (DEFAULT_BUDGET_TOKENS, True)
-    assert cache_plan(AUTO, -1) == cache_plan(None, 20) == (0, False)
-    assert cache_plan(WHOLE, 0) == cache_plan(WHOLE, -1) == (0, False)
-    assert cache_plan(2048, -1) == (2048, True) and cache_plan(0, 0) == (0, True)
+    assert cache_plan(AUTO, False) == cache_plan(None, False) == (DEFAULT_BUDGET_TOKENS, True)
+    assert cache_plan(AUTO, True) == cache_plan(None, True) == (0, False)
+    assert cache_plan(WHOLE, False) == cache_plan(WHOLE, True) == (0, False)
+    assert cache_plan(2048, True) == (2048, True) and cache_plan(0, False) == (0, True)
 
 
-def test_a_backend_with_offloaded_layers_keeps_no_prompts_unless_asked():
+def test_the_backend_asks_the_build_whether_layers_are_offloaded(monkeypatch):
+    import llama_cpp
     from workbench.llm.llama_cpp_backend import LlamaCppBackend
     path = _fast_model_path()
-    # a CPU build ignores the offload; the setting is what decides the store's budget
     cpu = LlamaCppBackend(path, n_ctx=512, max_batch=1)
     assert cpu.prefix_store.budget == DEFAULT_BUDGET_TOKENS
     assert cpu.info.extra["prefix_cache"]["reuse"] is True
+    # a CPU-only build ignores n_gpu_layers: offloading nothing, it keeps prompts as a CPU does
+    offload = llama_cpp.llama_supports_gpu_offload()
+    asked = LlamaCppBackend(path, n_ctx=512, max_batch=1, n_gpu_layers=-1)
+    assert asked.info.extra["prefix_cache"]["reuse"] is (not offload)
+    # where the build offloads, nothing cached is used unless a budget is set
+    monkeypatch.setattr(llama_cpp, "llama_supports_gpu_offload", lambda: True)
     gpu = LlamaCppBackend(path, n_ctx=512, max_batch=1, n_gpu_layers=-1)
     assert gpu.prefix_store is None and gpu.info.extra["prefix_cache"]["reuse"] is False
     assert LlamaCppBackend(path, n_ctx=512, max_batch=1, n_gpu_layers=-1,

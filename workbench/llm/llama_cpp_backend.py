@@ -100,7 +100,9 @@ class LlamaCppBackend:
         # sequence 0 is Llama's own; 1..max_batch are generate_many's (see batch_engine.py)
         engine_seqs = max_batch if max_batch > 1 else 0
         why_not = self._prefix_cache_unsupported()
-        budget, reuse = cache_plan(prefix_cache_tokens, n_gpu_layers)
+        # a CPU-only build ignores n_gpu_layers: nothing is offloaded there
+        offloaded = n_gpu_layers != 0 and bool(llama_cpp.llama_supports_gpu_offload())
+        budget, reuse = cache_plan(prefix_cache_tokens, offloaded)
         budget = budget if not why_not else 0
         slots = max(0, int(prefix_cache_slots)) if budget else 0
         budget = budget if slots else 0
@@ -111,7 +113,7 @@ class LlamaCppBackend:
         if engine_seqs:
             # statistics beside the next decode (batch_engine.py): by default where a GPU
             # decodes; on a CPU the two would share the cores (see benchmarks/batched_decode.py)
-            self._engine = BatchEngine(self.llm, self._store, overlap=n_gpu_layers != 0
+            self._engine = BatchEngine(self.llm, self._store, overlap=offloaded
                                        if overlap is None else overlap, max_seqs=engine_seqs)
         self.max_batch = max(1, max_batch)
         # grammar checks on the likeliest tokens first (grammar_sampler.py); 0 = llama.cpp's

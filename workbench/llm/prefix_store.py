@@ -74,14 +74,14 @@ ALIGN = 32
 _SUPERSEDED = 1 << 40
 
 
-def cache_plan(tokens: int | None, n_gpu_layers: int) -> tuple[int, bool]:
+def cache_plan(tokens: int | None, offloaded: bool) -> tuple[int, bool]:
     """(kept-prompt budget, whether a call may start from cached cells) for a
     ``prefix_cache_tokens`` setting: ``None`` or :data:`AUTO` keep prompts on a CPU and use
     nothing cached where layers are offloaded, where the output would depend on it (module
     docstring); :data:`WHOLE` uses nothing cached anywhere; 0 reuses the previous call's
     prompt only; a positive number is the budget."""
     if tokens is None or tokens == AUTO:
-        return (DEFAULT_BUDGET_TOKENS, True) if n_gpu_layers == 0 else (0, False)
+        return (0, False) if offloaded else (DEFAULT_BUDGET_TOKENS, True)
     if tokens < 0:
         return 0, False
     return int(tokens), True
