@@ -159,8 +159,15 @@ def main() -> None:
                                                                args.crp or 2, args.budget,
                                                                args.n_gpu_layers)}))
         return
-    be = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
-                         prefix_cache_tokens=args.budget, n_gpu_layers=args.n_gpu_layers)
+    path = resolve(args.model)
+
+    def load(prefix_cache_tokens: int) -> LlamaCppBackend:
+        """The model, loaded afresh with this prompt-cache setting."""
+        return LlamaCppBackend(path, n_ctx=2048, n_threads=args.threads,
+                               prefix_cache_tokens=prefix_cache_tokens,
+                               n_gpu_layers=args.n_gpu_layers)
+
+    be = load(args.budget)
     systems = [_system(be, s, args.prefix_tokens) for s in SENTENCES]
     res = {"model": args.model, "prefix_tokens": args.prefix_tokens, "budget": args.budget}
     res["interleaved"] = interleaved(be, systems, args.rounds, "store on")
@@ -178,8 +185,7 @@ def main() -> None:
     res["vs_single"] = round(res["interleaved"]["mean_ratio"] / res["single"]["ratio"], 2)
     print(f"interleaved mean ratio / single-prefix ratio: {res['vs_single']}")
     if args.compare_off:
-        off = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
-                              prefix_cache_tokens=0, n_gpu_layers=args.n_gpu_layers)
+        off = load(0)
         res["interleaved_store_off"] = interleaved(off, systems, args.rounds, "store off")
         off.close()
         # the same tokens and log-probabilities to the last bit (llm/prefix_store.py)
@@ -190,14 +196,12 @@ def main() -> None:
         # the reference: each call a function of its prompt alone, run twice (is evaluating
         # a prompt whole repeatable on this device?); against it, the previous call's
         # prompt reused (calls grouped by kind, store off) and kept prompts (store on)
-        whole = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
-                                n_gpu_layers=args.n_gpu_layers, prefix_cache_tokens=WHOLE)
+        whole = load(WHOLE)
         res["whole"] = interleaved(whole, systems, args.rounds, "whole")
         again = interleaved(whole, systems, args.rounds, "whole again")
         grouped_whole = interleaved(whole, systems, args.rounds, "whole, grouped", grouped=True)
         whole.close()
-        prev = LlamaCppBackend(resolve(args.model), n_ctx=2048, n_threads=args.threads,
-                               prefix_cache_tokens=0, n_gpu_layers=args.n_gpu_layers)
+        prev = load(0)
         res["previous"] = interleaved(prev, systems, args.rounds, "previous prompt", grouped=True)
         prev.close()
         ref = res["whole"]["outputs"]

@@ -100,8 +100,9 @@ class LlamaCppBackend:
         # sequence 0 is Llama's own; 1..max_batch are generate_many's (see batch_engine.py)
         engine_seqs = max_batch if max_batch > 1 else 0
         why_not = self._prefix_cache_unsupported()
+        gpu_build = bool(llama_cpp.llama_supports_gpu_offload())
         # a CPU-only build ignores n_gpu_layers: nothing is offloaded there
-        offloaded = n_gpu_layers != 0 and bool(llama_cpp.llama_supports_gpu_offload())
+        offloaded = n_gpu_layers != 0 and gpu_build
         budget, reuse = cache_plan(prefix_cache_tokens, offloaded)
         budget = budget if not why_not else 0
         slots = max(0, int(prefix_cache_slots)) if budget else 0
@@ -139,7 +140,7 @@ class LlamaCppBackend:
             size_bytes=header.file_size, sha256=sha256, n_gpu_layers=n_gpu_layers,
             chat_template=self._formatter is not None,
             extra={"architecture": header.architecture, "n_vocab": self.n_vocab,
-                   "gpu_offload_supported": bool(llama_cpp.llama_supports_gpu_offload()),
+                   "gpu_offload_supported": gpu_build,
                    "prefix_cache": {"budget_tokens": budget, "slots": slots,
                                     "reuse": reuse,
                                     **({"off": why_not} if why_not else {})}})
