@@ -48,17 +48,37 @@ from workbench.workspace import build_context, warm_context  # noqa: E402
 METHODS = ["vanilla", "standard-rag", "ircot", "crp-rag", "par-rag"]
 BASELINE = "vanilla"
 
-# --old-vs-new METHOD: the method before and after a change of defaults, on the same
-# questions, each question run both ways in turn (so load on the machine hits both alike).
-# Each side: (label, knob overrides, in-run call memo on).
+# --old-vs-new NAME: a method before and after a change of defaults, on the same questions,
+# each question run both ways in turn (so load on the machine hits both alike).
+# NAME -> (method, sides); each side: (label, knob overrides, in-run call memo on, backend
+# overrides). A side with {"prefix_cache_tokens": 0} runs on a backend of its own that keeps
+# no prompts, so each call reuses only the previous call's prompt: the llama.cpp backend
+# before kept prefixes (llm/prefix_store.py), as when the cost of these methods was first
+# measured.
+ONE_PREFIX = {"prefix_cache_tokens": 0}
 OLD_VS_NEW = {
-    "crp-rag": (("crp-rag [old: samples, no memo]", {"proposals": "samples"}, False),
-                ("crp-rag [new: list, memo]", {"proposals": "list"}, True)),
+    # the defaults when CRP-RAG's cost was first measured against today's: both sample two
+    # proposals per sink; today a run's memo answers repeated greedy calls and kept prefixes
+    # serve each kind of call's instructions
+    "crp-rag": ("crp-rag", (
+        ("crp-rag [old: no memo, one prefix]", {"proposals": "samples"}, False, ONE_PREFIX),
+        ("crp-rag [new: memo, kept prefixes]", {"proposals": "samples"}, True, {}))),
+    # the proposal experiment (samples stayed): both sides keep prefixes
+    "crp-rag-list": ("crp-rag", (
+        ("crp-rag [samples, no memo]", {"proposals": "samples"}, False, {}),
+        ("crp-rag [list, memo]", {"proposals": "list"}, True, {}))),
     # a KG method, but its calls are text calls: needs the dataset's KG (`kg build`)
-    "coggrag": (("coggrag [old: keys per node, scores always, no memo]",
-                 {"local_extraction": "per_node", "verdict_scores": "always"}, False),
-                ("coggrag [new: keys in one call, scores when used, memo]",
-                 {"local_extraction": "one_call", "verdict_scores": "when_used"}, True)),
+    "coggrag": ("coggrag", (
+        ("coggrag [old: keys per node, scores always, no memo, one prefix]",
+         {"local_extraction": "per_node", "verdict_scores": "always"}, False, ONE_PREFIX),
+        ("coggrag [new: keys in one call, scores when used, memo, kept prefixes]",
+         {"local_extraction": "one_call", "verdict_scores": "when_used"}, True, {}))),
+    # the same change of the method alone: both sides keep prefixes
+    "coggrag-method": ("coggrag", (
+        ("coggrag [keys per node, scores always, no memo]",
+         {"local_extraction": "per_node", "verdict_scores": "always"}, False, {}),
+        ("coggrag [keys in one call, scores when used, memo]",
+         {"local_extraction": "one_call", "verdict_scores": "when_used"}, True, {}))),
 }
 
 
@@ -85,8 +105,8 @@ def main() -> None:
                          "answers that differ, accuracy and token F1 both ways")
     ap.add_argument("--eval", metavar="EVAL_ID",
                     help="report a stored eval's runs instead of running the methods")
-    ap.add_argument("--old-vs-new", choices=sorted(OLD_VS_NEW), metavar="METHOD",
-                    help="instead of --methods: METHOD with its old and its new defaults "
+    ap.add_argument("--old-vs-new", choices=sorted(OLD_VS_NEW), metavar="NAME",
+                    help="instead of --methods: a method with its old and its new defaults "
                          f"({', '.join(sorted(OLD_VS_NEW))}), paired on the same questions")
     args = ap.parse_args()
     if args.eval:
@@ -186,25 +206,28 @@ def row_of(q, tr, wall: float) -> "Row":
 
 
 def old_vs_new(args, be, qs, overrides, store, warm) -> dict:
-    """``--old-vs-new METHOD``: each question with the old defaults, then the new.
+    """``--old-vs-new NAME``: each question with the old defaults, then the new.
 
     Each side first runs ``warm``, a question outside the measured ones, untimed: otherwise
     the side that goes first pays for putting the instructions of its calls in the prompt
     cache and the other finds its shared ones there (measured on one question: CogGRAG's old
     side 15% cached, the new 84%)."""
-    sides = OLD_VS_NEW[args.old_vs_new]
-    base = {**overrides.get(args.old_vs_new, {})}
+    method, sides = OLD_VS_NEW[args.old_vs_new]
+    base = {**overrides.get(method, {})}
+    # a side that changes the backend gets one of its own, loaded before anything is timed
+    llms = {label: load_backend(shared=False, n_threads=args.threads, model=args.model, **bo)
+            if bo else be for label, _, _, bo in sides}
     # the untimed runs also load what a run builds on first use (indexes, embedder)
-    for _, knobs, memo in sides:
-        m, ctx = build_context(args.old_vs_new, llm=be, dataset=args.dataset,
+    for label, knobs, memo, _ in sides:
+        m, ctx = build_context(method, llm=llms[label], dataset=args.dataset,
                                overrides={**base, **knobs}, question_id=warm.id)
         run_to_end(m, ctx, warm.question, memo=memo)
     print(f"  warm-up: each side ran {warm.id} untimed", flush=True)
-    rows: dict[str, list[Row]] = {label: [] for label, _, _ in sides}
-    used: dict[str, set] = {label: set() for label, _, _ in sides}
+    rows: dict[str, list[Row]] = {label: [] for label, *_ in sides}
+    used: dict[str, set] = {label: set() for label, *_ in sides}
     for q in qs:
-        for label, knobs, memo in sides:
-            m, ctx = build_context(args.old_vs_new, llm=be, dataset=args.dataset,
+        for label, knobs, memo, _ in sides:
+            m, ctx = build_context(method, llm=llms[label], dataset=args.dataset,
                                    overrides={**base, **knobs}, question_id=q.id)
             t0 = time.perf_counter()
             tr = run_to_end(m, ctx, q.question, store=store, question_id=q.id, memo=memo)
@@ -216,7 +239,7 @@ def old_vs_new(args, be, qs, overrides, store, warm) -> dict:
                   f"F1={r.f1:.2f} calls={r.calls} reused={r.reused} fresh={r.prompt - r.cached} "
                   f"{wall:.1f}s [{tr.status}]", flush=True)
     table = Table()
-    for label, _, _ in sides:
+    for label, *_ in sides:
         table.add(label, rows[label], retrieval_label(used[label]))
     figs = table.finish(against=sides[0][0])
     old, new = figs[sides[0][0]], figs[sides[1][0]]

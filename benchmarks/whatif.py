@@ -1,17 +1,20 @@
 """What an intervention costs against running the question again.
 
-For each method and demo question: one full run (fresh, after a warm-up run of another
-question, which loads the model and the indexes and leaves each kind of call's instructions
-in the prompt cache), then two what-ifs of that run, each dropping the first evidence item of one
-node: the first node that kept evidence and the last one. A what-if re-runs the method
-behind CallReplay of the run's own calls, so only the calls downstream of the node run on
-the model. Prints, per case, fresh and replayed calls and wall time, and the ratio of each
-what-if's wall time to the full run's (target for the late node: <= 0.3). The last line is
-JSON.
+For each method and demo question: one full run with the method's defaults (fresh, after a
+warm-up run of another question, which loads the model and the indexes and leaves each kind
+of call's instructions in the prompt cache), then two what-ifs of that run, each dropping the
+first evidence item of one node: the first node that kept evidence and the last one. A
+what-if re-runs the method behind CallReplay of the run's own calls, so only the calls
+downstream of the node run on the model. Prints, per case, fresh and replayed calls and wall
+time, and the ratio of each what-if's wall time to the full run's (target for the late node:
+<= 0.3), then per method the median ratios. The last line is JSON.
 
-    .venv/bin/python benchmarks/whatif.py                    # default model, 1 question
+The questions are the demo test split's with three or more hops (one-hop runs keep
+evidence at one node, where the first and the late node are the same).
+
+    .venv/bin/python benchmarks/whatif.py                    # default model, 3 questions
     .venv/bin/python benchmarks/whatif.py --model smollm2-135m --questions 2 --methods crp-rag
-    .venv/bin/python benchmarks/whatif.py --ids q014 --methods crp-rag     # a two-hop question
+    .venv/bin/python benchmarks/whatif.py --ids q014 --methods crp-rag --small
 
 With ``--together K`` it also attributes the answer to the late node's evidence (leave-one-out,
 then all dropped) twice: one variant at a time, then K at a time with their fresh calls
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -36,7 +40,10 @@ from workbench.analysis.attribute import attribute, evidence_items  # noqa: E402
 from workbench.analysis.whatif import whatif  # noqa: E402
 from workbench.methods.intervene import Intervention  # noqa: E402
 
-# knobs that keep a default-model run of each method within a few minutes on 2 cores
+# --small: knobs that keep a default-model run within a few minutes on a slow 2-core
+# machine. They cap CRP-RAG's graph at a node or two with evidence, so its late node's
+# summary is a large share of the run (measured: 0.64x there against 0.08-0.31x with the
+# defaults, docs/whatif.md).
 SMALL = {"crp-rag": {"max_nodes": 4, "samples_per_sink": 1, "max_iterations": 2},
          "par-rag": {}, "coggrag": {}}
 
@@ -73,13 +80,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default=None, help="bundled name or .gguf (default: the default)")
     ap.add_argument("--methods", default="crp-rag,par-rag,coggrag")
-    ap.add_argument("--questions", type=int, default=1, help="demo test questions per method")
+    ap.add_argument("--questions", type=int, default=3,
+                    help="demo test questions of three or more hops per method")
     ap.add_argument("--ids", default="", help="demo question ids instead (e.g. multi-hop ones, "
                     "whose runs keep evidence at several nodes)")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--together", type=int, default=1, metavar="K",
                     help="also attribute the late node's evidence one variant at a time and K "
                          "at a time (K > 1)")
+    ap.add_argument("--small", action="store_true",
+                    help="cap each method's run (SMALL above) instead of its defaults")
     args = ap.parse_args()
     home = tempfile.mkdtemp(prefix="wb-whatif-")
     os.environ["WORKBENCH_HOME"] = home
@@ -95,7 +105,7 @@ def main() -> int:
     ds = load_dataset("demo")
     ids = [i.strip() for i in args.ids.split(",") if i.strip()]
     qs = [q.to_dict() if hasattr(q, "to_dict") else q for q in ds.questions
-          if (q.id in ids if ids else getattr(q, "split", None) == "test")]
+          if (q.id in ids if ids else q.split == "test" and (q.hops or 0) >= 3)]
     qs = qs if ids else qs[: args.questions]
     if not qs:
         ap.error(f"no demo question {args.ids!r}" if ids else "no demo test question")
@@ -108,7 +118,7 @@ def main() -> int:
     others = [q.to_dict() if hasattr(q, "to_dict") else q for q in ds.questions
               if q.id not in {x["id"] for x in qs}]
     for method in args.methods.split(","):
-        knobs = SMALL.get(method, {})
+        knobs = SMALL.get(method, {}) if args.small else {}
         full_run(store, method, others[0], llm, knobs)
         for q in qs:
             rid, wall, calls = full_run(store, method, q, llm, knobs)
@@ -139,7 +149,25 @@ def main() -> int:
                   f"{f['wall_s']:.1f} s ({f['ratio']:.2f}x) | late node {late['node']}: "
                   f"{late['fresh']} fresh / {late['replayed']} replayed, {late['wall_s']:.1f} s "
                   f"({late['ratio']:.2f}x; target <= 0.3)")
-    print(json.dumps({"model": llm.info.name, "rows": rows}))
+    summary = {}
+    for method in args.methods.split(","):
+        mine = [r for r in rows if r["method"] == method]
+        # a run that kept evidence at one node has no late node apart from its first
+        late = [r["late"]["ratio"] for r in mine if r["evidence_nodes"] > 1]
+        if not mine:
+            continue
+        summary[method] = {"questions": len(mine), "with_a_late_node": len(late),
+                           "median_first": statistics.median(r["first"]["ratio"]
+                                                             for r in mine),
+                           "median_late": statistics.median(late) if late else None,
+                           "late_within_0.3": sum(x <= 0.3 for x in late)}
+        f = summary[method]
+        print(f"{method:8s} over {len(mine)} question(s): median what-if / full run "
+              f"{f['median_first']:.2f}x on the first node; "
+              + (f"{f['median_late']:.2f}x on the late node ({f['late_within_0.3']} of "
+                 f"{len(late)} within 0.3)" if late else "no run kept evidence at two nodes"))
+    print(json.dumps({"model": llm.info.name, "knobs": "small" if args.small else "defaults",
+                      "summary": summary, "rows": rows}))
     return 0
 
 

@@ -105,8 +105,15 @@ def test_old_vs_new_sides_name_knobs_the_methods_take():
     """A renamed knob or value would make `--old-vs-new` fail after an hour of the old side."""
     from workbench import config
     from workbench.methods import get_method
-    for name, sides in methods_text.OLD_VS_NEW.items():
-        cls = get_method(name).Config
-        built = [config.build(cls, knobs) for _, knobs, _ in sides]
-        # the two sides differ in a knob or in the memo, or there is nothing to compare
-        assert built[0] != built[1] or sides[0][2] != sides[1][2], name
+    from dataclasses import fields
+    from workbench.settings import Settings
+    backend_opts = {f.name for f in fields(Settings)}    # what load_backend's overrides set
+    for name, (method, sides) in methods_text.OLD_VS_NEW.items():
+        cls = get_method(method).Config
+        built = [config.build(cls, knobs) for _, knobs, _, _ in sides]
+        # the two sides differ in a knob, the memo or the backend, or there is nothing to
+        # compare
+        assert (built[0] != built[1] or sides[0][2] != sides[1][2]
+                or sides[0][3] != sides[1][3]), name
+        for *_, bo in sides:
+            assert set(bo) <= backend_opts, (name, bo)
