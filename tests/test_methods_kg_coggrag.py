@@ -621,13 +621,12 @@ def test_one_call_extraction_asks_no_more_tokens_than_the_context_has_left(kg, p
 def test_the_answer_path_runs_through_the_sub_questions_the_answer_was_reasoned_from(kg):
     # the mind map grows down from the question but is answered up: the root's answer is
     # made from its sub-questions' answers, so a correct answer's path holds them
-    from workbench.triage.classify import answer_path
     tr = _run(kg, _backend(DEEP))
     subs = {"0.1", "0.2", "0.1.1", "0.1.2"}
     assert set(tr.nodes["0"].attrs["reasoned_from"]) == subs
     # a level is answered from the levels below it only
     assert set(tr.nodes["0.1"].attrs["reasoned_from"]) == {"0.1.1", "0.1.2"}
     assert "reasoned_from" not in tr.nodes["0.1.1"].attrs
-    assert subs | {"0", "answer"} <= set(answer_path(tr))
+    assert subs | {"0", "answer"} <= set(tr.answer_path())
     # the node's own parents come first, then what it read
     assert tr.nodes["0.1"].inputs()[0] == "0"

@@ -740,3 +740,31 @@ def test_answer_path_attribution_names_the_nodes_the_answer_depends_on(st, monke
     assert js["nodes"][0]["node"] == "r2" and js["nodes"][0]["effect"]["answer_changed"]
     with pytest.raises(SystemExit):
         main(["attribute", rid, "--answer-path", "--node", "r2"])
+
+
+def test_the_answer_path_is_triages_less_paths_not_selected():
+    """Attribution of the answer's path and failure triage read one path: a node on an
+    answer path the method did not select (CRP-RAG prunes paths through insufficient
+    nodes) is not part of it, although the answer node descends from it."""
+    from workbench import trace as T
+    from workbench.analysis.attribute import answer_path
+
+    def hits(*ids):
+        return T.Event(T.RETRIEVED, {"query": "q", "retriever": "dense", "k": 2, "hits": [
+            {"id": i, "title": i, "text": "t", "retriever": "dense", "score": 1.0,
+             "rank": n} for n, i in enumerate(ids, 1)]})
+    evs = [T.node_added("v1", "question", "q"),
+           T.node_added("v2", "step", "a", parents=["v1"]),
+           {**hits("p1", "p2").to_dict(), "node_id": "v2"},
+           T.node_added("v3", "step", "b", parents=["v1"]),
+           {**hits("p3").to_dict(), "node_id": "v3"},
+           T.path_event("path0", ["v1", "v2"], "selected"),
+           T.path_event("path1", ["v1", "v3"], "pruned"),
+           T.node_added("x", "answer", "A", parents=["v2", "v3"]),
+           T.answer("A", node_id="x")]
+    tr = T.Trace.fold(evs)
+    assert tr.answer_path() == ["v1", "v2", "x"]
+    assert answer_path(tr) == ["v2"]
+    # no selected path at all: every ancestor with evidence
+    tr = T.Trace.fold([e for e in evs if not (isinstance(e, T.Event) and e.type == T.PATH)])
+    assert answer_path(tr) == ["v2", "v3"]

@@ -340,6 +340,30 @@ class Trace:
                     stack.append(b)
         return set(self.nodes) - seen
 
+    def answer_path(self) -> list[str]:
+        """The nodes the answer rests on, in the order the run made them: the answer node
+        and its ancestors, plus the ``closest_path`` the answer node names, less nodes that
+        lie only on answer paths the method did not select. Empty when the answer names no
+        node. Failure triage looks for the breaking node here, and attribution of the
+        answer's path drops these nodes' evidence."""
+        aid = (self.answer or {}).get("node_id")
+        if aid not in self.nodes:
+            return []
+        keep, stack = {aid}, [aid]
+        while stack:
+            for p in self.nodes[stack.pop()].inputs():
+                if p in self.nodes and p not in keep:
+                    keep.add(p)
+                    stack.append(p)
+        closest = self.nodes[aid].attrs.get("closest_path")
+        if isinstance(closest, list):
+            keep |= {x for x in closest if x in self.nodes}
+        if any(str(p.get("state")) == "selected" for p in self.paths.values()):
+            on_sel = {x for p in self.paths.values() if str(p.get("state")) == "selected"
+                      for x in p.get("nodes", [])}
+            keep -= {x for p in self.paths.values() for x in p.get("nodes", [])} - on_sel
+        return [nid for nid in self.nodes if nid in keep]
+
     def totals(self) -> dict[str, float]:
         calls = list(self.llm_calls.values())
         # a call answered by an earlier identical one of the run (llm/memo.py) cost nothing

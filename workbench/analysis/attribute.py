@@ -241,20 +241,12 @@ class PathAttribution:
 
 
 def answer_path(tr: Any) -> list[str]:
-    """Nodes with evidence that the answer node descends from (itself included), in the
-    order the run made them; every node with evidence when the answer names no node."""
-    nid = (tr.answer or {}).get("node_id")
+    """The nodes with evidence on the answer's path (``Trace.answer_path``: what failure
+    triage searches for the breaking node), in the order the run made them; every node
+    with evidence when the answer names no node or its path kept none."""
     with_ev = [n for n in tr.nodes if evidence_items(tr.nodes[n])]
-    if not nid or nid not in tr.nodes:
-        return with_ev
-    seen, todo = set(), [nid]
-    while todo:
-        n = todo.pop()
-        if n in seen or n not in tr.nodes:
-            continue
-        seen.add(n)
-        todo.extend(tr.nodes[n].inputs())
-    return [n for n in with_ev if n in seen] or with_ev
+    on_path = set(tr.answer_path())
+    return [n for n in with_ev if n in on_path] or with_ev
 
 
 def attribute_path(store: Any, run_id: str, *, llm: Any, build: Build | None = None,

@@ -219,28 +219,6 @@ def step_matches(tr: Any, decomposition: Sequence[Any]) -> dict[str, dict[str, A
     return out
 
 
-def answer_path(tr: Any) -> list[str]:
-    aid = (tr.answer or {}).get("node_id")
-    if aid not in tr.nodes:
-        return []
-    keep = {aid}
-    stack = [aid]
-    while stack:
-        for p in tr.nodes[stack.pop()].inputs():
-            if p in tr.nodes and p not in keep:
-                keep.add(p)
-                stack.append(p)
-    closest = tr.nodes[aid].attrs.get("closest_path")
-    if isinstance(closest, list):
-        keep |= {x for x in closest if x in tr.nodes}
-    sel = [p for p in tr.paths.values() if str(p.get("state")) == "selected"]
-    if sel:
-        on_sel = {x for p in sel for x in p.get("nodes", [])}
-        on_any = {x for p in tr.paths.values() for x in p.get("nodes", [])}
-        keep -= on_any - on_sel
-    return [nid for nid in tr.nodes if nid in keep]
-
-
 def _descendants(tr: Any, roots: set[str]) -> set[str]:
     seen, stack = set(roots), list(roots)
     while stack:
@@ -321,7 +299,7 @@ def triage(tr: Any, question: Any = None, correct: bool | None = None) -> Triage
         cls = "partial_retrieval"
     else:
         cls = "retrieval_miss" if refused else "hallucination"
-    path = answer_path(tr)
+    path = tr.answer_path()
     t = Triage(cls, CLASS_HELP[cls], knowledge=ge.kind, gold_source=ge.source,
                hops=ge.labels(), found=found, found_q=found_q, correct=bool(correct),
                refused=refused, contained=contained, marks=marks,
