@@ -3,7 +3,7 @@
 For each method and demo question: one full run with the method's defaults (fresh, after a
 warm-up run of another question, which loads the model and the indexes and leaves each kind
 of call's instructions in the prompt cache), then two what-ifs of that run, each dropping the
-first evidence item of one node: the first node that kept evidence and the last one. A
+first evidence item of one node: the last node that kept evidence, then the first one. A
 what-if re-runs the method behind CallReplay of the run's own calls, so only the calls
 downstream of the node run on the model. Prints, per case, fresh and replayed calls and wall
 time, and the ratio of each what-if's wall time to the full run's (target for the late node:
@@ -127,7 +127,9 @@ def main() -> int:
             if not nodes:
                 print(f"{method} {q['id']}: no node kept evidence; skipped")
                 continue
-            cases = {"first": nodes[0], "late": nodes[-1]}
+            # the late node first: it then finds the prompt cache as a what-if made right
+            # after the run does, not holding the first node's what-if's prompts
+            cases = {"late": nodes[-1], "first": nodes[0]}
             row = {"method": method, "question": q["id"], "full_s": round(wall, 2),
                    "full_calls": calls, "evidence_nodes": len(nodes)}
             for label, n in cases.items():
