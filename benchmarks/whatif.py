@@ -42,8 +42,8 @@ from workbench.methods.intervene import Intervention  # noqa: E402
 
 # --small: knobs that keep a default-model run within a few minutes on a slow 2-core
 # machine. They cap CRP-RAG's graph at a node or two with evidence, so its late node's
-# summary is a large share of the run (measured: 0.64x there against 0.08-0.31x with the
-# defaults, docs/whatif.md).
+# summary is a large share of the run (a late-node what-if of 0.64x on q014 with them, 0.08x
+# on q029's 24-call run without; docs/whatif.md).
 SMALL = {"crp-rag": {"max_nodes": 4, "samples_per_sink": 1, "max_iterations": 2},
          "par-rag": {}, "coggrag": {}}
 
