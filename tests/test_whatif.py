@@ -749,15 +749,15 @@ def test_the_answer_path_is_triages_less_paths_not_selected():
     from workbench import trace as T
     from workbench.analysis.attribute import answer_path
 
-    def hits(*ids):
+    def hits(node, *ids):
         return T.Event(T.RETRIEVED, {"query": "q", "retriever": "dense", "k": 2, "hits": [
             {"id": i, "title": i, "text": "t", "retriever": "dense", "score": 1.0,
-             "rank": n} for n, i in enumerate(ids, 1)]})
+             "rank": n} for n, i in enumerate(ids, 1)]}, node_id=node)
     evs = [T.node_added("v1", "question", "q"),
            T.node_added("v2", "step", "a", parents=["v1"]),
-           {**hits("p1", "p2").to_dict(), "node_id": "v2"},
+           hits("v2", "p1", "p2"),
            T.node_added("v3", "step", "b", parents=["v1"]),
-           {**hits("p3").to_dict(), "node_id": "v3"},
+           hits("v3", "p3"),
            T.path_event("path0", ["v1", "v2"], "selected"),
            T.path_event("path1", ["v1", "v3"], "pruned"),
            T.node_added("x", "answer", "A", parents=["v2", "v3"]),
@@ -766,5 +766,5 @@ def test_the_answer_path_is_triages_less_paths_not_selected():
     assert tr.answer_path() == ["v1", "v2", "x"]
     assert answer_path(tr) == ["v2"]
     # no selected path at all: every ancestor with evidence
-    tr = T.Trace.fold([e for e in evs if not (isinstance(e, T.Event) and e.type == T.PATH)])
+    tr = T.Trace.fold([e for e in evs if e.type != T.PATH])
     assert answer_path(tr) == ["v2", "v3"]
