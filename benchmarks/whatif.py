@@ -163,10 +163,10 @@ def main() -> int:
     summary = {}
     for method in args.methods.split(","):
         mine = [r for r in rows if r["method"] == method]
-        # a run that kept evidence at one node has no late node apart from its first
-        late = [r["late"]["ratio"] for r in mine if r["evidence_nodes"] > 1]
         if not mine:
             continue
+        # a run that kept evidence at one node has no late node apart from its first
+        late = [r["late"]["ratio"] for r in mine if r["evidence_nodes"] > 1]
         summary[method] = {"questions": len(mine), "with_a_late_node": len(late),
                            "median_first": statistics.median(r["first"]["ratio"]
                                                              for r in mine),
