@@ -58,11 +58,24 @@ BASELINE = "vanilla"
 ONE_PREFIX = {"prefix_cache_tokens": 0}
 OLD_VS_NEW = {
     # the defaults when CRP-RAG's cost was first measured against today's: both sample two
-    # proposals per sink; today a run's memo answers repeated greedy calls and kept prefixes
-    # serve each kind of call's instructions
+    # proposals per sink; today reworded proposals merge (tau_combine 0.80, was 0.90), a run's
+    # memo answers repeated greedy calls and kept prefixes serve each kind of call's
+    # instructions
     "crp-rag": ("crp-rag", (
-        ("crp-rag [old: no memo, one prefix]", {"proposals": "samples"}, False, ONE_PREFIX),
-        ("crp-rag [new: memo, kept prefixes]", {"proposals": "samples"}, True, {}))),
+        ("crp-rag [old: tau_combine 0.9, no memo, one prefix]",
+         {"proposals": "samples", "tau_combine": 0.9}, False, ONE_PREFIX),
+        ("crp-rag [new: tau_combine 0.8, memo, kept prefixes]",
+         {"proposals": "samples", "tau_combine": 0.8}, True, {}))),
+    # the backend and the memo alone, at the earlier merge threshold on both sides
+    "crp-rag-cache": ("crp-rag", (
+        ("crp-rag [old: no memo, one prefix]",
+         {"proposals": "samples", "tau_combine": 0.9}, False, ONE_PREFIX),
+        ("crp-rag [new: memo, kept prefixes]",
+         {"proposals": "samples", "tau_combine": 0.9}, True, {}))),
+    # the merge threshold alone: both sides keep prefixes and the memo
+    "crp-rag-merge": ("crp-rag", (
+        ("crp-rag [tau_combine 0.9]", {"tau_combine": 0.9}, True, {}),
+        ("crp-rag [tau_combine 0.8]", {"tau_combine": 0.8}, True, {}))),
     # the proposal experiment (samples stayed): both sides keep prefixes
     "crp-rag-list": ("crp-rag", (
         ("crp-rag [samples, no memo]", {"proposals": "samples"}, False, {}),

@@ -651,18 +651,25 @@ def test_sibling_near_duplicate_rate_counts_pairs_of_one_parent_above_0_8():
     got = _sibling_rate(tr)
     assert (got["pairs"], got["near_duplicates"], got["rate"]) == (1, 0, 0.0)
     assert got["threshold"] == 0.8 and got["embedder"] == "fake"
-    # a paraphrase at cosine 0.85 is a near-duplicate below the 0.90 merge: both stay nodes
+    # a paraphrase at cosine 0.85 is a near-duplicate; below a 0.90 merge both stay nodes
     s = 0.85
     para = "Find the 2001 film of Hayao Miyazaki."
     groups = {"2001 film of": [0, s, math.sqrt(1 - s * s), 0, 0, 0, 0, 0], **DISTINCT}
     plan = {**LIST_PLAN, "none": [[{"step": A, "is_final": False},
                                    {"step": para, "is_final": False}]],
             para: [[{"step": C1, "is_final": True}]]}
-    tr = run(list_backend(plan), {"proposals": "list"}, embedder=FakeEmbedder(groups))
+    tr = run(list_backend(plan), {"proposals": "list", "tau_combine": 0.9},
+             embedder=FakeEmbedder(groups))
     got = _sibling_rate(tr)
     assert (got["pairs"], got["near_duplicates"], got["rate"]) == (1, 1, 1.0)
     root = tr.nodes[tr.roots()[0]]
     assert len(root.children) == 2
+    # at the default threshold (0.80) the reworded pair is one merged node; the figure still
+    # counts the pair, which is measured before merging
+    tr = run(list_backend(plan), {"proposals": "list"}, embedder=FakeEmbedder(groups))
+    assert _sibling_rate(tr)["near_duplicates"] == 1
+    root = tr.nodes[tr.roots()[0]]
+    assert len(root.children) == 1 and tr.nodes[root.children[0]].attrs["merged"]
     # samples mode: the two samples of each sink are siblings (here identical: cosine 1)
     tr = run(make_backend(DIAMOND, {}), {"proposals": "samples"})
     got = _sibling_rate(tr)
