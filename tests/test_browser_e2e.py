@@ -644,8 +644,10 @@ def test_evaluate_results_render_charts_and_paired_table(browser, tmp_path):
         done.wait_for(timeout=120_000)
         assert "finished" in done.inner_text()
         _settled(page)
-        table = page.locator("[data-testid=stDataFrame]").first    # the items finished
-        assert table.is_visible()
+        # the items finished; the table is drawn by the full rerun that follows the end, which
+        # can land after the page first settles
+        table = page.locator("[data-testid=stDataFrame]").first
+        table.wait_for(state="visible", timeout=30_000)
         _open_tab(page, "Results", 60)
         status = page.get_by_text("Finished: 4 of 4 items")
         status.wait_for(timeout=30_000)
