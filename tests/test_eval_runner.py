@@ -144,6 +144,20 @@ def test_eval_stores_items_runs_and_metrics(tmp_path):
     assert b["status"] == "finished" and b["n_done"] == n and b["model_name"] == "scripted"
 
 
+def test_the_variants_of_a_question_alternate_their_order(tmp_path):
+    """Whichever variant runs second on a question may find the first one's prompts in the
+    prefix cache: no variant is always second."""
+    r = _runner(Store(tmp_path / "s.duckdb"))
+    order = [(it.question["id"], it.variant["method"]) for it in r.pending(set())]
+    by_q: dict[str, list[str]] = {}
+    for qid, m in order:
+        by_q.setdefault(qid, []).append(m)
+    firsts = [ms[0] for ms in by_q.values()]
+    assert all(sorted(ms) == ["toy-llm", "toy-rag"] for ms in by_q.values())
+    assert firsts[0::2] == ["toy-rag"] * len(firsts[0::2])
+    assert firsts[1::2] == ["toy-llm"] * len(firsts[1::2]) and len(firsts) >= 2
+
+
 def test_eval_knobs_change_the_hash_and_are_stored_on_the_run(tmp_path):
     st = Store(tmp_path / "s.duckdb")
     r = _runner(st, EvalSpec("toy", ["toy-rag"], judge="off", limit=2, grid={"noise_k": [0, 3]}))
