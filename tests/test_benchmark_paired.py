@@ -117,3 +117,16 @@ def test_old_vs_new_sides_name_knobs_the_methods_take():
                 or sides[0][3] != sides[1][3]), name
         for *_, bo in sides:
             assert set(bo) <= backend_opts, (name, bo)
+
+
+def test_old_vs_new_sides_never_share_a_backend():
+    """A shared backend hands the second side the first side's prompts of the same question
+    from its kept prefixes; each side gets its own, the shared one going to at most one."""
+    be = object()
+    for name, (_, sides) in methods_text.OLD_VS_NEW.items():
+        loaded: list[dict] = []
+        llms = methods_text.side_backends(sides, be, lambda bo: loaded.append(bo) or object())
+        assert len({id(b) for b in llms.values()}) == len(sides), name
+        assert len(loaded) == len(sides) - (be in llms.values()), name
+        for label, _, _, bo in sides:          # backend options only on a loaded backend
+            assert not bo or llms[label] is not be, (name, label)

@@ -733,3 +733,69 @@ def test_a_passage_budget_keeps_the_sentences_relevant_to_the_step_and_records_t
     assert prompts["relevance"] and prompts["head"]
     assert all("Studio Ghibli" in p for p in prompts["relevance"])
     assert not any("Studio Ghibli" in p for p in prompts["head"])
+
+
+# Both samples at the root write the same final step (the router cycles one entry)
+SAME_STEP = {"none": [{"step": "Find the studio of the film.", "is_final": True}]}
+
+
+def _stepping(answer: str):
+    be = make_backend(SAME_STEP, {})
+    be.rules.insert(0, type(be.rules[0])(P.STEP_TAG, answer))
+    return be
+
+
+def test_a_span_the_answer_states_is_read_without_a_call():
+    be = _stepping("The film was made by Studio Ghibli, so the answer is Studio Ghibli.")
+    tr = run(be)
+    assert tr.status == "finished", tr.errors
+    assert tr.answer["text"] == "Studio Ghibli"
+    assert not [c for c in tr.llm_calls.values() if c["purpose"] == "answer_span"]
+    (x,) = [n for n in tr.nodes.values() if n.kind == "answer_extraction"]
+    assert x.attrs["read_from"] == "stated" and x.state == "done"
+    assert x.attrs["long_answer"].endswith("so the answer is Studio Ghibli.")
+    assert tr.nodes[tr.answer["node_id"]].parents == [x.id]
+    assert tr.answer["info"]["answer_span"]["stated"] is True
+    # off: the call reads it (the scripted rule copies the long answer)
+    tr = run(be, {"span_if_stated": False})
+    assert [c for c in tr.llm_calls.values() if c["purpose"] == "answer_span"]
+
+
+def test_an_answer_that_states_no_span_goes_to_the_call():
+    tr = run(_stepping("Studio Ghibli produced it in Tokyo."))
+    (c,) = [c for c in tr.llm_calls.values() if c["purpose"] == "answer_span"]
+    (x,) = [n for n in tr.nodes.values() if n.kind == "answer_extraction"]
+    assert "read_from" not in x.attrs
+
+
+@pytest.mark.parametrize("question, long_answer, span", [
+    ("Where was he born?", "Alfred Hitchcock was born in London, so the answer is London.",
+     "London"),
+    ("Which came first?", "Vertigo came out in 1958, so the answer is Vertigo.", "Vertigo"),
+    ("Which studio?", "The knowledge does not say, so the answer is unknown.", "unknown"),
+    ("Which studio?", "So the answer is: Studio Ghibli", "Studio Ghibli"),
+    # yes or no opening the answer to a yes/no question
+    ("Are Christopher Nolan and Sathish Kalathil both directors?",
+     "Yes, Christopher Nolan and Sathish Kalathil are both film directors.", "yes"),
+    ("Were the two airports in the same state?",
+     "No, Watertown International Airport and Alexandria International Airport are not in "
+     "the same state.", "no"),
+    ("Is it in Ohio?", "No.", "no"),
+    # ... but not to a question naming alternatives, nor a word that only starts with yes/no
+    ("Was Psycho or Vertigo released first?", "Yes, Vertigo was released first.", None),
+    ("Are they both directors?", "Nobody says so.", None),
+    ("Who directed Psycho?", "No, the director was Alfred Hitchcock.", None),
+    # a clause or a second sentence after the span: the call reads it
+    ("Who?", "so the answer is Alfred Hitchcock, who was born in London.", None),
+    ("When?", "so the answer is June 16, 1960.", None),
+    ("Which?", "so the answer is Vertigo. It came out first.", None),
+    ("Which?", "so the answer is the one that was released first in the United States of "
+     "America", None),
+    # a non-answer in other words, or no lead-in at all
+    ("Which?", "so the answer is not given in the knowledge.", None),
+    ("Who?", "Alfred Hitchcock directed it.", None),
+    ("Who?", "", None),
+])
+def test_stated_span(question, long_answer, span):
+    from workbench.methods.answer_span import stated_span
+    assert stated_span(question, long_answer) == span

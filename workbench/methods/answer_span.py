@@ -17,12 +17,13 @@ the method's refusal decision is not changed (a refusal never reaches this step)
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from .. import trace as T
 from ..config import knob
-from .answers import extract_answer, normalize_answer
+from .answers import extract_answer, is_unknown, normalize_answer
 from .generation import greedy, score_dict
 from .passages import clip
 from .base import Events, RunContext
@@ -35,6 +36,49 @@ MAX_TOKENS = 48                 # the JSON wrapper plus eight words, with room t
 LONG_ANSWER_CHARS = 2000        # what of the long answer the prompt shows
 UNKNOWN_ANSWER = "I don't know"
 _UNKNOWN_SPANS = {"unknown", "unkown", "i dont know", "i do not know", "not known", "no answer"}
+
+
+# Lead-ins after which a method's own reasoning states its short answer (CRP-RAG's step
+# demonstrations end "..., so the answer is London.").
+SPAN_LEADINS = ("so the answer is", "the answer is")
+_SPAN_RE = re.compile(P.SCHEMA["properties"]["answer"]["pattern"])
+# A question opening with one of these, and naming no alternatives ("A or B"), asks yes or no.
+_YES_NO_OPENERS = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "has",
+                   "have", "had", "will", "would", "should", "shall", "may", "might", "must"}
+_YES_NO_ANSWER = re.compile(r"^(yes|no)\b(?:[,.!;:]|$)", re.I)
+
+
+def stated_knob(group: str = "answer") -> Any:
+    """The ``span_if_stated`` knob: take a span the long answer states itself, no call."""
+    return knob(True, "No extraction call when the long answer states its span: 'Yes, ...' "
+                "to a yes/no question, or 'so the answer is X' (X one short clause)",
+                group=group, status="extension",
+                evidence="docs/methods/overview.md#a-span-the-answer-states-itself")
+
+
+def is_yes_no_question(question: str) -> bool:
+    words = re.findall(r"[a-z]+", (question or "").lower())
+    return bool(words) and words[0] in _YES_NO_OPENERS and "or" not in words
+
+
+def stated_span(question: str, long_answer: str) -> str | None:
+    """The short answer a long answer states itself, else None (the call reads it): yes or
+    no opening the answer to a yes/no question, or what follows the last lead-in when it is
+    one short clause (no comma, semicolon or second sentence, which the call reads better)."""
+    text = (long_answer or "").strip()
+    m = _YES_NO_ANSWER.match(text)
+    if m and is_yes_no_question(question):
+        return m.group(1).lower()
+    if not any(lead in text.lower() for lead in SPAN_LEADINS):
+        return None
+    x = extract_answer(text, SPAN_LEADINS)
+    if not x or len(x.split()) > MAX_WORDS or re.search(r"[,;]|[.!?]\s", x) \
+            or not _SPAN_RE.match(x):
+        return None
+    # "the answer is not given" is a non-answer in other words: the call decides it
+    if is_unknown(x) and not is_unknown_span(x):
+        return None
+    return x
 
 
 def span_knob(paper: str, group: str = "answer") -> Any:
@@ -56,6 +100,7 @@ class Span:
     unknown: bool = False
     error: str = ""
     confidence: float | None = None     # of the extraction call
+    stated: bool = False                # read from the long answer as it stands, no call
 
     @property
     def layer_offset(self) -> int:
@@ -68,7 +113,8 @@ class Span:
             return {}
         out: dict[str, Any] = {"answer_span": {"node": self.node_id, "parsed": self.parsed,
                                                "unknown": self.unknown, "error": self.error,
-                                               "confidence": self.confidence}}
+                                               "confidence": self.confidence,
+                                               **({"stated": True} if self.stated else {})}}
         if self.unknown:
             out["idk"] = True
         return out
@@ -96,16 +142,27 @@ def is_unknown_span(span: str) -> bool:
 
 
 def extract(ctx: RunContext, question: str, long_answer: str, fallback: str, *,
-            parents: list[str], layer: int, enabled: bool = True,
+            parents: list[str], layer: int, enabled: bool = True, if_stated: bool = False,
             node_id: str | None = None) -> Events:
     """Yield the extraction call and node; return the :class:`Span` for the answer node.
 
     ``fallback`` is what the method answers without extraction (kept when the output does not
-    parse); ``parents`` are the nodes whose answer is read."""
+    parse); ``parents`` are the nodes whose answer is read. With ``if_stated`` a span the
+    long answer states itself (:func:`stated_span`) is taken as it is, with no call."""
     if not enabled:
         return Span(fallback, list(parents))
     yield ctx.set_phase(PHASE)
     xid = node_id or ctx.node_id("x")
+    stated = stated_span(question, long_answer) if if_stated else None
+    if stated is not None:
+        unknown = is_unknown_span(stated)
+        yield T.node_added(xid, KIND, stated, parents=parents, layer=layer,
+                           state="unknown" if unknown else "done", long_answer=long_answer,
+                           long_answer_clipped=False, span=stated, parsed=True, error="",
+                           raw_output="", read_from="stated",
+                           answer=UNKNOWN_ANSWER if unknown else stated)
+        return Span(UNKNOWN_ANSWER if unknown else stated, [xid], xid, True, unknown,
+                    stated=True)
     shown = clip(long_answer, LONG_ANSWER_CHARS)
     comp = yield from ctx.generate("answer_span", P.messages(question, shown),
                                    greedy(MAX_TOKENS, json_schema=P.SCHEMA), node_id=xid,

@@ -163,7 +163,8 @@ def paths_and_answer(ctx: RunContext, q: str, nodes: dict[str, Any],
     sinks = list(dict.fromkeys(c[-1] for _, _, c in answers))
     layer = max(v.iteration for v in nodes.values()) + 1
     sp = yield from S.extract(ctx, q, final, extract_answer(final) or final,
-                              parents=sinks, layer=layer, enabled=cfg.answer_span)
+                              parents=sinks, layer=layer, enabled=cfg.answer_span,
+                              if_stated=cfg.span_if_stated)
     aid = ctx.node_id("a")
     yield T.node_added(aid, "answer", sp.text, parents=sp.parents,
                        layer=layer + sp.layer_offset,

@@ -182,6 +182,7 @@ class CrpRagConfig(PresetConfig):
                                   max=512, group="paths")
     answer_span: bool = S.span_knob("no extraction: free-text answers, and EM = the gold "
                                     "answer appears in the answer", group="paths")
+    span_if_stated: bool = S.stated_knob(group="paths")
 
     PRESETS = {
         "small-model": Preset(

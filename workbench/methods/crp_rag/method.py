@@ -660,7 +660,8 @@ class CrpRag(Method):
         yield T.custom("path_answered", None, path_id="p1", answer=a)
         sc = score_dict(comp)
         sp = yield from S.extract(ctx, q, a, extract_answer(a) or a, parents=[root.id],
-                                  layer=1, enabled=cfg.answer_span)
+                                  layer=1, enabled=cfg.answer_span,
+                                  if_stated=cfg.span_if_stated)
         aid = ctx.node_id("a")
         yield T.node_added(aid, "answer", sp.text, parents=sp.parents,
                            layer=1 + sp.layer_offset, state="answered",
