@@ -232,13 +232,15 @@ def test_the_answer_box_and_the_cli_report_show_the_long_answer():
 def test_a_real_crp_run_answers_with_a_short_span(default_llm):
     """SmolLM2-135M on a demo question. tau_ppl at its maximum keeps every node sufficient
     (the 135M model's perplexities would prune every path and refuse), so the run reasons
-    to a long answer and the grammar-constrained extraction cuts it to a span."""
+    to a long answer and the grammar-constrained extraction cuts it to a span (always called
+    here: an answer that states its span would skip the call)."""
     from tests.span_helpers import assert_span_answer
     from tests.test_methods_text_real import OVERRIDES
     from workbench.execution import run_to_end
     from workbench.workspace import build_context
     m, ctx = build_context("crp-rag", llm=default_llm, dataset="demo", question_id="q001",
-                           overrides={**OVERRIDES["crp-rag"], "tau_ppl": 1000.0})
+                           overrides={**OVERRIDES["crp-rag"], "tau_ppl": 1000.0,
+                                      "span_if_stated": False})
     tr = run_to_end(m, ctx, ctx.gold.question, question_id="q001")
     assert tr.status == "finished" and not tr.answer["refused"], tr.errors
     assert not trace_problems(tr), trace_problems(tr)
