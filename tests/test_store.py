@@ -96,6 +96,26 @@ def test_an_eval_whose_process_died_becomes_interrupted_and_says_how_to_resume(t
     assert rows["ev_live"]["status"] == "running"
 
 
+def test_an_eval_resumed_while_a_store_opens_is_not_marked_interrupted(tmp_path, monkeypatch):
+    """A store opening reads 'running, dead pid' and writes 'interrupted' later: a resume
+    that took the eval over in between (its own pid) must keep it running."""
+    import workbench.store as S
+    path = tmp_path / "s.duckdb"
+    st = Store(path)
+    dead = 2 ** 22 + 12345
+    st.execute("INSERT INTO eval_batches (eval_id, created_at, status, pid) "
+               "VALUES ('ev_x', 0, 'running', ?)", [dead])
+
+    def alive(pid):                 # the check runs between the read and the write
+        st.execute("UPDATE eval_batches SET status = 'running', pid = ? WHERE eval_id = "
+                   "'ev_x'", [os.getpid()])
+        return pid != dead
+    monkeypatch.setattr(S, "_pid_alive", alive)
+    Store(path)
+    row = st.query("SELECT status, pid, error FROM eval_batches")[0]
+    assert row == {"status": "running", "pid": os.getpid(), "error": None}
+
+
 def test_migrates_old_schema_and_keeps_data(tmp_path):
     path = tmp_path / "old.duckdb"
     from workbench.store import _MIGRATIONS

@@ -301,19 +301,24 @@ class Store:
             rows = con.execute("SELECT run_id, pid FROM runs WHERE status = 'running'").fetchall()
             evals = con.execute("SELECT eval_id, pid FROM eval_batches "
                                 "WHERE status = 'running'").fetchall()
-        def orphans(pairs: list[tuple[str, int]]) -> list[str]:
-            return [key for key, pid in pairs if pid != os.getpid() and not _pid_alive(pid)]
+        def orphans(pairs: list[tuple[str, int]]) -> list[tuple[str, int]]:
+            return [(key, pid) for key, pid in pairs
+                    if pid != os.getpid() and not _pid_alive(pid)]
         dead, dead_evals = orphans(rows), orphans(evals)
         if dead or dead_evals:
+            # Only while the dead process still holds it: between the read above and this
+            # write, a resume may have taken the eval over (its own pid, 'running').
             with self._tx() as con:
-                for rid in dead:
+                for rid, pid in dead:
                     con.execute("UPDATE runs SET status = 'interrupted', error = coalesce(error, "
-                                "'the process running it stopped') WHERE run_id = ?", [rid])
-                for eid in dead_evals:
+                                "'the process running it stopped') WHERE run_id = ? AND "
+                                "status = 'running' AND pid = ?", [rid, pid])
+                for eid, pid in dead_evals:
                     con.execute("UPDATE eval_batches SET status = 'interrupted', error = "
-                                "coalesce(error, ?) WHERE eval_id = ?",
+                                "coalesce(error, ?) WHERE eval_id = ? AND status = 'running' "
+                                "AND pid = ?",
                                 [f"the process running it stopped; `python -m workbench eval "
-                                 f"--resume {eid}` finishes it", eid])
+                                 f"--resume {eid}` finishes it", eid, pid])
 
     # -- runs --
     def start_run(self, run: dict[str, Any]) -> None:
