@@ -11,7 +11,7 @@ import pytest
 
 from workbench import config as cfgmod
 from workbench.knowledge.types import Hit
-from workbench.llm.scripted import ScriptedBackend
+from workbench.llm.scripted import Rule, ScriptedBackend
 from workbench.methods import get_method
 from workbench.methods.base import RunContext
 from workbench.methods.graph import trace_problems
@@ -741,7 +741,7 @@ SAME_STEP = {"none": [{"step": "Find the studio of the film.", "is_final": True}
 
 def _stepping(answer: str):
     be = make_backend(SAME_STEP, {})
-    be.rules.insert(0, type(be.rules[0])(P.STEP_TAG, answer))
+    be.rules.insert(0, Rule(P.STEP_TAG, answer))
     return be
 
 

@@ -72,8 +72,8 @@ def stated_span(question: str, long_answer: str) -> str | None:
     if not any(lead in text.lower() for lead in SPAN_LEADINS):
         return None
     x = extract_answer(text, SPAN_LEADINS)
-    if not x or len(x.split()) > MAX_WORDS or re.search(r"[,;]|[.!?]\s", x) \
-            or not _SPAN_RE.match(x):
+    # the grammar's own pattern: one to MAX_WORDS words
+    if not x or re.search(r"[,;]|[.!?]\s", x) or not _SPAN_RE.match(x):
         return None
     # "the answer is not given" is a non-answer in other words: the call decides it
     if is_unknown(x) and not is_unknown_span(x):
@@ -154,20 +154,15 @@ def extract(ctx: RunContext, question: str, long_answer: str, fallback: str, *,
     yield ctx.set_phase(PHASE)
     xid = node_id or ctx.node_id("x")
     stated = stated_span(question, long_answer) if if_stated else None
-    if stated is not None:
-        unknown = is_unknown_span(stated)
-        yield T.node_added(xid, KIND, stated, parents=parents, layer=layer,
-                           state="unknown" if unknown else "done", long_answer=long_answer,
-                           long_answer_clipped=False, span=stated, parsed=True, error="",
-                           raw_output="", read_from="stated",
-                           answer=UNKNOWN_ANSWER if unknown else stated)
-        return Span(UNKNOWN_ANSWER if unknown else stated, [xid], xid, True, unknown,
-                    stated=True)
-    shown = clip(long_answer, LONG_ANSWER_CHARS)
-    comp = yield from ctx.generate("answer_span", P.messages(question, shown),
-                                   greedy(MAX_TOKENS, json_schema=P.SCHEMA), node_id=xid,
-                                   prompt_version=P.VERSION)
-    span, error = parse(comp.text)
+    if stated is None:
+        comp = yield from ctx.generate("answer_span",
+                                       P.messages(question, clip(long_answer, LONG_ANSWER_CHARS)),
+                                       greedy(MAX_TOKENS, json_schema=P.SCHEMA), node_id=xid,
+                                       prompt_version=P.VERSION)
+        span, error = parse(comp.text)
+        raw, confidence, how = comp.text, score_dict(comp).get("confidence"), {}
+    else:
+        span, error, raw, confidence, how = stated, "", "", None, {"read_from": "stated"}
     unknown = span is not None and is_unknown_span(span)
     text = fallback if span is None else UNKNOWN_ANSWER if unknown else span
     state = "parse_failed" if span is None else "unknown" if unknown else "done"
@@ -175,10 +170,10 @@ def extract(ctx: RunContext, question: str, long_answer: str, fallback: str, *,
              else span)
     yield T.node_added(xid, KIND, label, parents=parents, layer=layer, state=state,
                        long_answer=long_answer,
-                       long_answer_clipped=len(long_answer) > LONG_ANSWER_CHARS,
+                       long_answer_clipped=stated is None and len(long_answer) > LONG_ANSWER_CHARS,
                        span=span, parsed=span is not None, error=error,
-                       raw_output=comp.text, answer=text)
+                       raw_output=raw, answer=text, **how)
     # The call's perplexity and confidence show with the call in the inspector; they are not
     # node scores, which the methods' what-if sliders would read as their own thresholds'.
-    return Span(text, [xid], xid, span is not None, unknown, error,
-                score_dict(comp).get("confidence"))
+    return Span(text, [xid], xid, span is not None, unknown, error, confidence,
+                stated=stated is not None)
