@@ -28,7 +28,7 @@ import os
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -39,6 +39,7 @@ from _paired import paired_differences  # noqa: E402
 from workbench.config import parse_sets  # noqa: E402
 from workbench.cpu_share import CONTENDED, Meter, describe  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
+from workbench.llm.base import GenParams  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
 from workbench.eval.metrics import DEFAULT_PROFILE, exact_match, token_f1  # noqa: E402
 from workbench.methods.answers import contains_gold  # noqa: E402
@@ -57,6 +58,8 @@ BASELINE = "vanilla"
 # before kept prefixes (llm/prefix_store.py), as when the cost of these methods was first
 # measured.
 ONE_PREFIX = {"prefix_cache_tokens": 0}
+# generations caught in a loop run on to max_tokens, as before the check (llm/repetition.py)
+NO_LOOP_STOP = {"loop_stop": 0}
 # CRP-RAG's span call even when the long answer states its span itself
 CRP_EVERY_CALL = {"span_if_stated": False}
 OLD_VS_NEW = {
@@ -65,10 +68,15 @@ OLD_VS_NEW = {
     # memo answers repeated greedy calls and kept prefixes serve each kind of call's
     # instructions
     "crp-rag": ("crp-rag", (
-        ("crp-rag [old: tau_combine 0.9, span call always, no memo, one prefix]",
-         {"proposals": "samples", "tau_combine": 0.9, **CRP_EVERY_CALL}, False, ONE_PREFIX),
-        ("crp-rag [new: tau_combine 0.8, stated spans read, memo, kept prefixes]",
+        ("crp-rag [old: tau_combine 0.9, span call always, no memo, one prefix, loops run on]",
+         {"proposals": "samples", "tau_combine": 0.9, **CRP_EVERY_CALL}, False,
+         {**ONE_PREFIX, **NO_LOOP_STOP}),
+        ("crp-rag [new: tau_combine 0.8, stated spans read, memo, kept prefixes, loops stopped]",
          {"proposals": "samples", "tau_combine": 0.8}, True, {}))),
+    # the loop check alone
+    "crp-rag-loop": ("crp-rag", (
+        ("crp-rag [loops run on]", {}, True, NO_LOOP_STOP),
+        ("crp-rag [loops stopped]", {}, True, {}))),
     # the span call alone, where the long answer states its span ("Yes, ...")
     "crp-rag-span": ("crp-rag", (
         ("crp-rag [span call always]", CRP_EVERY_CALL, True, {}),
@@ -232,9 +240,32 @@ def side_backends(sides, be, load: Callable[[dict], Any]) -> dict[str, Any]:
     (one CRP-RAG question, the same calls: 839 fresh prompt tokens against 2,951, 63 s
     against 92 s)."""
     llms: dict[str, Any] = {}
+    taken = False
     for label, _, _, bo in sides:
-        llms[label] = be if not bo and be not in llms.values() else load(bo)
+        bo = dict(bo)
+        loop_stop = bo.pop("loop_stop", None)      # set on each call, not a backend option
+        llm = be if not (bo or taken) else load(bo)
+        taken = taken or llm is be
+        llms[label] = llm if loop_stop is None else WithParams(llm, loop_stop=loop_stop)
     return llms
+
+
+class WithParams:
+    """``inner`` with some generation parameters set on every call (a side of a pair that
+    runs without a check every call now makes)."""
+
+    def __init__(self, inner: Any, **fields: Any):
+        self.inner, self.fields = inner, fields
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def generate(self, messages, params=None, **kw):
+        return self.inner.generate(messages, replace(params or GenParams(), **self.fields), **kw)
+
+    def generate_many(self, requests, **kw):
+        return self.inner.generate_many(
+            [replace(r, params=replace(r.params, **self.fields)) for r in requests], **kw)
 
 
 def old_vs_new(args, be, qs, overrides, store, warm) -> dict:

@@ -116,7 +116,7 @@ def test_old_vs_new_sides_name_knobs_the_methods_take():
         assert (built[0] != built[1] or sides[0][2] != sides[1][2]
                 or sides[0][3] != sides[1][3]), name
         for *_, bo in sides:
-            assert set(bo) <= backend_opts, (name, bo)
+            assert set(bo) <= backend_opts | {"loop_stop"}, (name, bo)
 
 
 def test_old_vs_new_sides_never_share_a_backend():
@@ -126,7 +126,26 @@ def test_old_vs_new_sides_never_share_a_backend():
     for name, (_, sides) in methods_text.OLD_VS_NEW.items():
         loaded: list[dict] = []
         llms = methods_text.side_backends(sides, be, lambda bo: loaded.append(bo) or object())
-        assert len({id(b) for b in llms.values()}) == len(sides), name
-        assert len(loaded) == len(sides) - (be in llms.values()), name
+        models = {label: getattr(b, "inner", b) for label, b in llms.items()}
+        assert len({id(b) for b in models.values()}) == len(sides), name
+        assert len(loaded) == len(sides) - (be in models.values()), name
         for label, _, _, bo in sides:          # backend options only on a loaded backend
-            assert not bo or llms[label] is not be, (name, label)
+            options = {k: v for k, v in bo.items() if k != "loop_stop"}
+            assert not options or models[label] is not be, (name, label)
+            assert "loop_stop" not in options and all("loop_stop" not in o for o in loaded)
+            # the parameter is set on every call instead
+            assert (llms[label] is not models[label]) == ("loop_stop" in bo), (name, label)
+
+
+def test_a_side_without_the_loop_check_sets_it_off_on_every_call():
+    from workbench.llm.base import GenParams, GenRequest
+    from workbench.llm.scripted import Rule, ScriptedBackend
+    inner = ScriptedBackend([Rule("", "ok")])
+    llms = methods_text.side_backends(methods_text.OLD_VS_NEW["crp-rag-loop"][1], inner,
+                                      lambda bo: ScriptedBackend([Rule("", "ok")]))
+    off = llms["crp-rag [loops run on]"]
+    off.generate("q", GenParams(max_tokens=4))
+    off.generate_many([GenRequest("q", GenParams(max_tokens=5))])
+    assert [c["params"]["loop_stop"] for c in inner.calls] == [0, 0]
+    assert [c["params"]["max_tokens"] for c in inner.calls] == [4, 5]
+    assert off.info is inner.info        # everything else is the model's own

@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from workbench.llm.base import ContextOverflowError, GenParams, GrammarError, ModelFileError
+from workbench.llm.base import (ContextOverflowError, GenParams, GenRequest, GrammarError,
+                                ModelFileError)
 from workbench.llm.gguf import read_header
 from workbench.llm.llama_cpp_backend import LlamaCppBackend
 from workbench.llm.registry import DEFAULT_MODEL, describe, list_models, resolve
@@ -25,6 +26,23 @@ def test_generate_returns_tokens_with_logprobs(default_llm):
     s = c.scores()
     assert s.perplexity == pytest.approx(math.exp(-sum(c.logprobs) / len(c.logprobs)))
     assert 0 < s.confidence <= 1
+
+
+def test_a_looping_generation_stops_after_the_cycles_first_turn(default_llm):
+    counting = "1 2 3 4 1 2 3 4 1 2 3 4"          # SmolLM2 goes on counting in a cycle
+    off = default_llm.generate(counting, GenParams(max_tokens=60, chat=False, loop_stop=0))
+    assert off.finish_reason == "length" and off.text.startswith(" 1 2 3 4 1 2 3 4")
+    on = default_llm.generate(counting, GenParams(max_tokens=60, chat=False))
+    assert on.finish_reason == "loop" and on.text == " 1 2 3 4"
+    # what it keeps is the start of the unchecked generation, token for token
+    assert [t.id for t in on.tokens] == [t.id for t in off.tokens[:len(on.tokens)]]
+    assert on.completion_tokens == len(on.tokens) < off.completion_tokens
+    # the same in a shared batch, beside a request that does not loop
+    both = default_llm.generate_many(
+        [GenRequest(counting, GenParams(max_tokens=60, chat=False)),
+         GenRequest(Q, GenParams(max_tokens=16))], max_batch=2)
+    assert (both[0].finish_reason, both[0].text) == ("loop", " 1 2 3 4")
+    assert both[1].finish_reason in ("stop", "length") and both[1].text
 
 
 def test_greedy_is_deterministic_and_logprobs_match_a_recomputation(default_llm):

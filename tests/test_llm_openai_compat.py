@@ -13,6 +13,7 @@ from workbench.llm.openai_compat import OpenAICompatBackend
 
 class _Handler(BaseHTTPRequestHandler):
     with_logprobs = True
+    pieces: list | None = None      # the chat answer's tokens, when not the default answer
     seen: list = []
 
     def log_message(self, *a):
@@ -24,7 +25,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.endswith("/chat/completions"):
             choice = {"message": {"role": "assistant", "content": "Christopher Nolan"},
                       "finish_reason": "stop"}
-            if _Handler.with_logprobs:
+            if _Handler.pieces is not None:
+                choice = {"message": {"role": "assistant", "content": "".join(_Handler.pieces)},
+                          "finish_reason": "length",
+                          "logprobs": {"content": [{"token": t, "logprob": -0.1}
+                                                   for t in _Handler.pieces]}}
+            elif _Handler.with_logprobs:
                 choice["logprobs"] = {"content": [
                     {"token": "Christopher", "logprob": math.log(0.5),
                      "top_logprobs": [{"token": "Christopher", "logprob": math.log(0.5)},
@@ -54,6 +60,7 @@ def server():
     t.start()
     _Handler.seen = []
     _Handler.with_logprobs = True
+    _Handler.pieces = None
     yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
     srv.shutdown()
 
@@ -69,6 +76,19 @@ def test_chat_with_logprobs(server):
     path, body = _Handler.seen[-1]
     assert body["response_format"]["json_schema"]["schema"] == schema
     assert body["seed"] == 3 and body["logprobs"] is True
+
+
+def test_a_looping_answer_is_cut_where_the_local_backend_would_stop(server):
+    sentence = [f" w{i}" for i in range(10)] + ["."]
+    _Handler.pieces = ["Intro."] + sentence * 5
+    be = OpenAICompatBackend(server, "m")
+    c = be.generate([{"role": "user", "content": "Summarise."}], GenParams(max_tokens=64))
+    assert c.finish_reason == "loop"
+    assert c.text == "Intro." + "".join(sentence)
+    assert len(c.tokens) == 1 + len(sentence)
+    off = be.generate([{"role": "user", "content": "Summarise."}],
+                      GenParams(max_tokens=64, loop_stop=0))
+    assert off.finish_reason == "length" and len(off.tokens) == 1 + 5 * len(sentence)
 
 
 def test_missing_logprobs_are_reported_not_invented(server):

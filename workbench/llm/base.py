@@ -65,6 +65,9 @@ class GenParams:
     grammar: str | None = None     # GBNF text
     json_schema: dict[str, Any] | None = None
     chat: bool = True              # apply the model's chat template to messages
+    # stop an output whose last tokens are one block repeated 3+ times, covering at least
+    # this many tokens, and keep its first copy (finish "loop"; llm/repetition.py); 0 = off
+    loop_stop: int = 24
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,7 +89,7 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float
-    finish_reason: str             # "stop" | "length" | "grammar" | "error"
+    finish_reason: str             # "stop" | "length" | "loop" | "grammar_incomplete" | "error"
     model: str
     params: dict[str, Any]
     logprobs_available: bool = True

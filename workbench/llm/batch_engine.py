@@ -34,7 +34,8 @@ previous call (``Llama.generate`` keeps it to skip re-evaluating a common prefix
 3. Decode: a batch of the last token of every live sequence per step. Each sequence's
    logprob and entropy come from its own row of raw logits (one vectorised log-softmax, as
    ``LlamaCppBackend.generate`` does), sampling from its own chain. A sequence ends at an
-   end-of-generation token, a stop string or ``max_tokens``; its cells are freed at once.
+   end-of-generation token, a stop string, a loop (``repetition.py``) or ``max_tokens``;
+   its cells are freed at once.
 4. Sequences 1..N are removed; sequence 0 keeps the shared prefix for the next call, and
    the prefix store a copy of it. The rest of each prompt is not kept: evaluated beside
    other sequences, its cells are not what a call of its own would compute.
@@ -69,6 +70,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .prefix_store import PrefixStore
+from .repetition import loop_cut
 
 # Logit rows one decode may ask for when scoring: llama.cpp keeps an output buffer as
 # large as the most rows ever requested (n_vocab floats each: 600 kB for a 152k vocab).
@@ -169,6 +171,7 @@ class SeqSpec:
     seed: int = 0
     grammar: Any = None              # llama_cpp.LlamaGrammar, already checked to parse
     stops: list[str] = field(default_factory=list)
+    loop_stop: int = 0               # see repetition.loop_cut
 
 
 @dataclass
@@ -359,6 +362,8 @@ class BatchEngine:
                     text = r.raw.decode("utf-8", errors="ignore")
                     if any(s in text for s in spec.stops):
                         r.finish, r.done = "stop", True
+                if not r.done and loop_cut(r.ids, spec.loop_stop) is not None:
+                    r.finish, r.done = "loop", True
                 if len(r.ids) >= spec.max_tokens:
                     r.done = True
             now = time.perf_counter() - t0

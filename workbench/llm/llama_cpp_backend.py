@@ -35,6 +35,7 @@ from .batch_engine import logsoftmax_stats as _logsoftmax_stats
 from .gguf import read_header
 from .grammar_sampler import DEFAULT_CANDIDATES, CandidateGrammarSampler
 from .prefix_store import ALIGN, DEFAULT_SLOTS, PrefixStore, cache_plan
+from .repetition import loop_cut
 
 
 @dataclass
@@ -250,6 +251,7 @@ class LlamaCppBackend:
                                          params.top_p, self.llm._seed)
             self.llm.next_sampler = fast
             out: list[Token] = []
+            ids: list[int] = []
             raw = bytearray()
             finish = "length"
             t_first = None
@@ -268,11 +270,15 @@ class LlamaCppBackend:
                     piece = self._piece(tok)
                     raw += piece
                     out.append(Token(int(tok), piece.decode("utf-8", errors="replace"), lp, ent))
+                    ids.append(int(tok))
                     if on_token is not None:
                         on_token(out[-1])
                     text = raw.decode("utf-8", errors="ignore")
                     if stops and any(s in text for s in stops):
                         finish = "stop"
+                        break
+                    if loop_cut(ids, params.loop_stop) is not None:
+                        finish = "loop"
                         break
                     if len(out) >= params.max_tokens:
                         break
@@ -289,6 +295,10 @@ class LlamaCppBackend:
     def _completion(self, prep: _Prepared, out: list[Token], raw: bytes, finish: str,
                     latency_ms: float, prompt_eval_ms: float, cached: int,
                     cache: str) -> Completion:
+        if finish == "loop":
+            keep = loop_cut([t.id for t in out], prep.params.loop_stop) or len(out)
+            raw = raw[:sum(len(self._piece(t.id)) for t in out[:keep])]
+            out = out[:keep]
         text = raw.decode("utf-8", errors="replace")
         if prep.stops:
             cut = min((text.index(s) for s in prep.stops if s in text), default=None)
@@ -342,7 +352,7 @@ class LlamaCppBackend:
             return [c]
         specs = [SeqSpec(p.toks, p.params.max_tokens, p.params.temperature, p.params.top_k,
                          p.params.top_p, self.llm._seed if p.params.seed is None else int(p.params.seed),
-                         p.grammar, p.stops) for p in preps]
+                         p.grammar, p.stops, p.params.loop_stop) for p in preps]
         with self._lock:
             results, stats = self._engine.generate(specs)
         comps = []

@@ -26,6 +26,7 @@ from . import batching
 from .base import (BackendUnavailableError, Completion, ContextOverflowError, GenParams,
                    GenRequest, LLMError, Message, ModelInfo, ScoredText, ScoreRequest, Token,
                    messages_to_plain)
+from .repetition import first_loop_cut
 from ..scoring import entropy_from_top
 
 
@@ -129,6 +130,12 @@ class OpenAICompatBackend:
             text = (choice.get("message") or {}).get("content") or ""
             tokens = self._tokens_chat(choice.get("logprobs"))
         usage = data.get("usage") or {}
+        finish = choice.get("finish_reason") or "stop"
+        keep = first_loop_cut([t.piece for t in tokens], params.loop_stop) if tokens else None
+        if keep is not None and "".join(t.piece for t in tokens) == text:
+            # the server cannot stop a loop; its output is cut where this backend would stop
+            tokens, finish = tokens[:keep], "loop"
+            text = "".join(t.piece for t in tokens)
         for t in tokens if on_token is not None and tokens else ():
             on_token(t)     # a non-streaming request: the tokens arrive together
         return Completion(
@@ -136,7 +143,7 @@ class OpenAICompatBackend:
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", len(tokens or []))),
             latency_ms=(time.perf_counter() - t0) * 1000.0,
-            finish_reason=choice.get("finish_reason") or "stop", model=data.get("model", self.model),
+            finish_reason=finish, model=data.get("model", self.model),
             params=params.to_dict(), logprobs_available=tokens is not None)
 
     @staticmethod

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Sequence
 from . import batching
 from .base import (Completion, GenParams, GenRequest, LLMError, ModelInfo, ScoredText, Token,
                    context_digest)
+from .repetition import first_loop_cut
 
 
 def _key(prompt: str, params: dict[str, Any]) -> str:
@@ -118,7 +119,17 @@ class CallReplay:
         if render is None:
             return None
         prompt, _ = render(messages, params.chat)
-        return self._counted(self._index.get(_key(prompt, params.to_dict())))
+        wanted = params.to_dict()
+        rec = self._index.get(_key(prompt, wanted))
+        if rec is None and params.loop_stop:
+            # a call stored before the loop check existed: the same call, unless its output
+            # holds a loop the check would have stopped
+            older = self._index.get(_key(prompt, {k: v for k, v in wanted.items()
+                                                  if k != "loop_stop"}))
+            if older is not None and first_loop_cut(
+                    [int(t[0]) for t in older.get("tokens") or []], params.loop_stop) is None:
+                rec = older
+        return self._counted(rec)
 
     def _counted(self, rec: dict[str, Any] | None) -> dict[str, Any] | None:
         with self._count_lock:

@@ -160,6 +160,10 @@ def inspector(trace: Any, node_id: str | None, *, key: str, triage: Any = None) 
                 st.caption("No per-token logprobs were recorded for this call.")
             with st.expander("Prompt sent"):
                 st.code(c["prompt"], language=None, wrap_lines=True)
+            if c["finish_reason"] == "loop":
+                st.caption("The output began repeating itself, so generation stopped; the "
+                           "first turn of the cycle is kept (`loop_stop`, "
+                           "docs/performance.md#outputs-caught-in-a-loop).")
             st.caption(f"finish: {c['finish_reason']} · cached prompt tokens: "
                        f"{c['cached_prompt_tokens']} · phase: {c['phase_name'] or '-'}"
                        + (" · replayed from the store (no model time)"
