@@ -56,7 +56,7 @@ if [ "$dry" = 0 ]; then
     echo "gpu_check: building $src with CUDA for sm_$arch, AMX off" >&2
     t0=$(date +%s)
     CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
-    CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$arch -DCMAKE_C_FLAGS=-mno-amx-int8 -DCMAKE_CXX_FLAGS=-mno-amx-int8" \
+    CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$arch -DCMAKE_C_FLAGS=-mno-amx-int8 -DCMAKE_CXX_FLAGS=-mno-amx-int8 -DCMAKE_PROJECT_llama.cpp_INCLUDE_BEFORE=$PWD/scripts/llama_cpp_lean.cmake" \
       "$PY" -m pip install -q --no-cache-dir --force-reinstall --no-deps "${offline[@]}" "$src" >&2
     build_s=$(( $(date +%s) - t0 ))
     state=$(offload)
