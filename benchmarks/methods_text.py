@@ -39,8 +39,8 @@ from _paired import paired_differences  # noqa: E402
 from workbench.config import parse_sets  # noqa: E402
 from workbench.cpu_share import CONTENDED, Meter, describe  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
-from workbench.llm.base import GenParams  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
+from workbench import settings as settings_mod  # noqa: E402
 from workbench.eval.metrics import DEFAULT_PROFILE, exact_match, token_f1  # noqa: E402
 from workbench.methods.answers import contains_gold  # noqa: E402
 from workbench.execution import run_to_end  # noqa: E402
@@ -53,12 +53,13 @@ BASELINE = "vanilla"
 # --old-vs-new NAME: a method before and after a change of defaults, on the same questions,
 # each question run both ways in turn (so load on the machine hits both alike).
 # NAME -> (method, sides); each side: (label, knob overrides, in-run call memo on, backend
-# overrides). A side with {"prefix_cache_tokens": 0} runs on a backend of its own that keeps
-# no prompts, so each call reuses only the previous call's prompt: the llama.cpp backend
-# before kept prefixes (llm/prefix_store.py), as when the cost of these methods was first
-# measured.
+# overrides and run settings, see RUN_SETTINGS). A side with {"prefix_cache_tokens": 0} runs
+# on a backend of its own that keeps no prompts, so each call reuses only the previous call's
+# prompt: the llama.cpp backend before kept prefixes (llm/prefix_store.py), as when the cost
+# of these methods was first measured.
 ONE_PREFIX = {"prefix_cache_tokens": 0}
-# generations caught in a loop run on to max_tokens, as before the check (llm/repetition.py)
+# generations caught in a loop run on to max_tokens, as before the check (llm/repetition.py):
+# a run setting (Settings.loop_stop), given to the side's runs, not to its backend
 NO_LOOP_STOP = {"loop_stop": 0}
 # CRP-RAG's span call even when the long answer states its span itself
 CRP_EVERY_CALL = {"span_if_stated": False}
@@ -242,30 +243,20 @@ def side_backends(sides, be, load: Callable[[dict], Any]) -> dict[str, Any]:
     llms: dict[str, Any] = {}
     taken = False
     for label, _, _, bo in sides:
-        bo = dict(bo)
-        loop_stop = bo.pop("loop_stop", None)      # set on each call, not a backend option
-        llm = be if not (bo or taken) else load(bo)
-        taken = taken or llm is be
-        llms[label] = llm if loop_stop is None else WithParams(llm, loop_stop=loop_stop)
+        bo = {k: v for k, v in bo.items() if k not in RUN_SETTINGS}
+        llms[label] = be if not (bo or taken) else load(bo)
+        taken = taken or llms[label] is be
     return llms
 
 
-class WithParams:
-    """``inner`` with some generation parameters set on every call (a side of a pair that
-    runs without a check every call now makes)."""
+# Settings a run takes from build_context, not from its backend
+RUN_SETTINGS = ("loop_stop",)
 
-    def __init__(self, inner: Any, **fields: Any):
-        self.inner, self.fields = inner, fields
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def generate(self, messages, params=None, **kw):
-        return self.inner.generate(messages, replace(params or GenParams(), **self.fields), **kw)
-
-    def generate_many(self, requests, **kw):
-        return self.inner.generate_many(
-            [replace(r, params=replace(r.params, **self.fields)) for r in requests], **kw)
+def side_settings(bo: dict) -> Any:
+    """The Settings a side's runs are built with: the host's, with the side's run settings."""
+    s = settings_mod.load()
+    return replace(s, **{k: v for k, v in bo.items() if k in RUN_SETTINGS})
 
 
 def old_vs_new(args, be, qs, overrides, store, warm) -> dict:
@@ -280,17 +271,19 @@ def old_vs_new(args, be, qs, overrides, store, warm) -> dict:
     llms = side_backends(sides, be, lambda bo: load_backend(
         shared=False, n_threads=args.threads, model=args.model, **bo))
     # the untimed runs also load what a run builds on first use (indexes, embedder)
-    for label, knobs, memo, _ in sides:
+    for label, knobs, memo, bo in sides:
         m, ctx = build_context(method, llm=llms[label], dataset=args.dataset,
-                               overrides={**base, **knobs}, question_id=warm.id)
+                               overrides={**base, **knobs}, question_id=warm.id,
+                               settings=side_settings(bo))
         run_to_end(m, ctx, warm.question, memo=memo)
     print(f"  warm-up: each side ran {warm.id} untimed", flush=True)
     rows: dict[str, list[Row]] = {label: [] for label, *_ in sides}
     used: dict[str, set] = {label: set() for label, *_ in sides}
     for q in qs:
-        for label, knobs, memo, _ in sides:
+        for label, knobs, memo, bo in sides:
             m, ctx = build_context(method, llm=llms[label], dataset=args.dataset,
-                                   overrides={**base, **knobs}, question_id=q.id)
+                                   overrides={**base, **knobs}, question_id=q.id,
+                                   settings=side_settings(bo))
             t0 = time.perf_counter()
             tr = run_to_end(m, ctx, q.question, store=store, question_id=q.id, memo=memo)
             wall = time.perf_counter() - t0

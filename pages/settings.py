@@ -81,7 +81,7 @@ def _host_fields() -> None:
     """Host-level settings, for a visitor: shown, not editable (no widget to tamper with)."""
     rows = [{"setting": k, "value": str(getattr(host, k))}
             for k in ("backend", "n_gpu_layers", "n_ctx", "n_threads", "n_batch", "seed",
-                      "prefix_cache_tokens", "isolate_model")]
+                      "prefix_cache_tokens", "loop_stop", "isolate_model")]
     if host.backend == "openai_compat":
         rows += [{"setting": "server_url", "value": host.server_url},
                  {"setting": "server_model", "value": host.server_model}]

@@ -126,26 +126,23 @@ def test_old_vs_new_sides_never_share_a_backend():
     for name, (_, sides) in methods_text.OLD_VS_NEW.items():
         loaded: list[dict] = []
         llms = methods_text.side_backends(sides, be, lambda bo: loaded.append(bo) or object())
-        models = {label: getattr(b, "inner", b) for label, b in llms.items()}
-        assert len({id(b) for b in models.values()}) == len(sides), name
-        assert len(loaded) == len(sides) - (be in models.values()), name
+        assert len({id(b) for b in llms.values()}) == len(sides), name
+        assert len(loaded) == len(sides) - (be in llms.values()), name
         for label, _, _, bo in sides:          # backend options only on a loaded backend
-            options = {k: v for k, v in bo.items() if k != "loop_stop"}
-            assert not options or models[label] is not be, (name, label)
-            assert "loop_stop" not in options and all("loop_stop" not in o for o in loaded)
-            # the parameter is set on every call instead
-            assert (llms[label] is not models[label]) == ("loop_stop" in bo), (name, label)
+            options = {k: v for k, v in bo.items() if k not in methods_text.RUN_SETTINGS}
+            assert not options or llms[label] is not be, (name, label)
+        # run settings go to the side's runs, never to a backend
+        assert not any(set(o) & set(methods_text.RUN_SETTINGS) for o in loaded), name
 
 
-def test_a_side_without_the_loop_check_sets_it_off_on_every_call():
-    from workbench.llm.base import GenParams, GenRequest
-    from workbench.llm.scripted import Rule, ScriptedBackend
-    inner = ScriptedBackend([Rule("", "ok")])
-    llms = methods_text.side_backends(methods_text.OLD_VS_NEW["crp-rag-loop"][1], inner,
-                                      lambda bo: ScriptedBackend([Rule("", "ok")]))
-    off = llms["crp-rag [loops run on]"]
-    off.generate("q", GenParams(max_tokens=4))
-    off.generate_many([GenRequest("q", GenParams(max_tokens=5))])
-    assert [c["params"]["loop_stop"] for c in inner.calls] == [0, 0]
-    assert [c["params"]["max_tokens"] for c in inner.calls] == [4, 5]
-    assert off.info is inner.info        # everything else is the model's own
+def test_a_side_without_the_loop_check_builds_its_runs_with_it_off(isolated_home):
+    """The old side of crp-rag (and crp-rag-loop's first) runs with Settings.loop_stop 0,
+    which every generation of a run then carries (tests/test_llm_repetition.py)."""
+    from workbench.llm.repetition import DEFAULT_LOOP_STOP
+    for name in ("crp-rag", "crp-rag-loop"):
+        old, new = methods_text.OLD_VS_NEW[name][1]
+        assert methods_text.side_settings(old[3]).loop_stop == 0, name
+        assert methods_text.side_settings(new[3]).loop_stop == DEFAULT_LOOP_STOP, name
+    # backend options stay out of the runs' Settings (the side's own backend has them)
+    from workbench import settings as settings_mod
+    assert methods_text.side_settings({"prefix_cache_tokens": 0}) == settings_mod.load()

@@ -73,3 +73,49 @@ def test_a_call_stored_before_the_check_replays_unless_it_looped():
     assert rp.generate("q", GenParams(max_tokens=8, loop_stop=0)).replayed_from is None
     off = CallReplay(inner, [dict(looped, params=looped["params"] | {"loop_stop": 0})])
     assert off.generate("q", GenParams(max_tokens=8, loop_stop=0)).replayed_from == "c_old"
+
+
+def test_the_settings_loop_stop_is_set_on_every_generation_of_a_run(isolated_home, monkeypatch):
+    """A run built the one way (workspace.build_context) sets the Settings' loop stop on
+    single calls and batched ones, so each call records it."""
+    from workbench import settings as settings_mod
+    from workbench.execution import run_to_end
+    from workbench.llm.base import GenRequest
+    from workbench.llm.repetition import DEFAULT_LOOP_STOP
+    from workbench.methods.base import Method
+    from workbench.workspace import build_context
+
+    @dataclasses.dataclass
+    class NoKnobs:
+        pass
+
+    class TwoCalls(Method):
+        name, kind, Config = "toy-two-calls", "none", NoKnobs
+
+        def run(self, ctx, question):
+            yield from ctx.generate("one", question)
+            yield from ctx.generate_many("many", [GenRequest(question, GenParams())] * 2)
+            yield from ctx.generate_json("json", question, {"type": "object"})
+
+    assert settings_mod.load().loop_stop == DEFAULT_LOOP_STOP
+    monkeypatch.setenv("WORKBENCH_LOOP_STOP", "0")
+    assert settings_mod.load().loop_stop == 0
+    be = ScriptedBackend([Rule("", "{}")])
+    m, ctx = build_context(TwoCalls(), llm=be, dataset=_Docs())
+    assert ctx.extra["loop_stop"] == 0
+    run_to_end(m, ctx, "q?", memo=False)
+    assert [c["params"]["loop_stop"] for c in be.calls] == [0, 0, 0, 0]
+    monkeypatch.setenv("WORKBENCH_LOOP_STOP", "40")
+    be.calls.clear()
+    m, ctx = build_context(TwoCalls(), llm=be, dataset=_Docs())
+    run_to_end(m, ctx, "q?", memo=False)
+    assert {c["params"]["loop_stop"] for c in be.calls} == {40}
+
+
+class _Docs:
+    """A dataset with nothing to retrieve, for a method that retrieves nothing."""
+    name = "docs"
+    passages: list = []
+
+    def question(self, qid):
+        return None

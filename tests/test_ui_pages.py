@@ -325,6 +325,17 @@ def test_settings_save_and_reload(ui):
     assert settings_mod.load().k == 7
 
 
+def test_settings_loop_stop_is_a_host_setting_the_next_runs_use(ui):
+    at = app("pages/settings.py")
+    no_errors(at)
+    field = at.text_input(key="set__loop_stop")
+    assert field.value == "24" and "repeated three times" in field.help
+    field.input("0").run()
+    next(b for b in at.button if b.key == "set__save").click().run()
+    no_errors(at)
+    assert settings_mod.load().loop_stop == 0
+
+
 def test_settings_prompt_cache_is_a_mode_then_a_budget(ui):
     """-1 (automatic), 0 (previous prompt) and -2 (every prompt whole) are modes: a budget
     is typed only when fixed."""

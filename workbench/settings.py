@@ -9,6 +9,7 @@ from pathlib import Path
 from . import paths
 from .config import knob
 from .llm.bundled import DEFAULT_MODEL
+from .llm.repetition import DEFAULT_LOOP_STOP
 from .llm.prefix_store import AUTO, DEFAULT_BUDGET_TOKENS
 
 
@@ -30,6 +31,11 @@ class Settings:
         "prompt evaluated whole when layers are offloaded, where anything cached changes the "
         "output; 0 = the previous prompt only; -2 = every prompt evaluated whole)",
         min=-2, max=131072)
+    loop_stop: int = knob(
+        DEFAULT_LOOP_STOP, "Stop a generation whose last tokens are one block repeated three "
+        "times in a row, covering at least this many tokens, and keep the block's first turn "
+        "(finish 'loop'); 0 = let it run to its token budget. Applies to the runs started "
+        "afterwards (docs/performance.md#outputs-caught-in-a-loop)", min=0, max=4096)
     isolate_model: bool = knob(True, "Run the model in a worker process of its own, so a crash "
                                "in native code fails the run instead of the whole workbench")
     server_url: str = knob("http://127.0.0.1:8080/v1", "OpenAI-compatible server base URL")
@@ -63,6 +69,8 @@ def load() -> Settings:
         s.n_gpu_layers = int(os.environ["WORKBENCH_N_GPU_LAYERS"])
     if os.environ.get("WORKBENCH_PREFIX_CACHE_TOKENS"):
         s.prefix_cache_tokens = int(os.environ["WORKBENCH_PREFIX_CACHE_TOKENS"])
+    if os.environ.get("WORKBENCH_LOOP_STOP"):
+        s.loop_stop = int(os.environ["WORKBENCH_LOOP_STOP"])
     if os.environ.get("WORKBENCH_ISOLATE_MODEL"):
         s.isolate_model = os.environ["WORKBENCH_ISOLATE_MODEL"].strip().lower() not in ("0", "false", "no")
     return s

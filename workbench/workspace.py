@@ -23,7 +23,8 @@ def build_context(method: Method | str, *, llm: LLMBackend, dataset: Any = None,
     method (a name or an instance), its config from ``overrides``, the dataset's knowledge
     (a registered dataset's name, default the Settings one, or a dataset object: a plug-in,
     a test's), retrievers built on first search, the embedder loaded on first use, the gold
-    question when ``question_id`` names one, and the Settings' default retriever and k."""
+    question when ``question_id`` names one, and the Settings' default retriever and k and
+    their loop stop (set on every generation of the run)."""
     from .datasets import load_dataset
     s = settings or settings_mod.load()
     m = get_method(method) if isinstance(method, str) else method
@@ -49,7 +50,8 @@ def build_context(method: Method | str, *, llm: LLMBackend, dataset: Any = None,
     gold = ds.question(question_id) if question_id else None
     ctx = RunContext(llm=llm, config=cfg, seed=s.seed if seed is None else seed,
                      retrievers=retrievers, kg=kg, embedder=_LazyEmbedder(), gold=gold,
-                     dataset=name, extra={"default_retriever": s.retriever, "k": s.k})
+                     dataset=name, extra={"default_retriever": s.retriever, "k": s.k,
+                                          "loop_stop": s.loop_stop})
     return m, ctx
 
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 from ..scoring import TokenScores, score_tokens
+from .repetition import DEFAULT_LOOP_STOP
 
 Message = dict[str, str]   # {"role": "system"|"user"|"assistant", "content": str}
 
@@ -67,7 +68,7 @@ class GenParams:
     chat: bool = True              # apply the model's chat template to messages
     # stop an output whose last tokens are one block repeated 3+ times, covering at least
     # this many tokens, and keep its first copy (finish "loop"; llm/repetition.py); 0 = off
-    loop_stop: int = 24
+    loop_stop: int = DEFAULT_LOOP_STOP
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

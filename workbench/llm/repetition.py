@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+# Tokens the repeated copies must cover before they count as a loop (GenParams.loop_stop,
+# the Settings field of the same name).
+DEFAULT_LOOP_STOP = 24
+
 
 def loop_cut(ids: Sequence[Any], min_tokens: int) -> int | None:
     """How many tokens of ``ids`` to keep when the output ends in a loop, else None.

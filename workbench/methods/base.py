@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, ClassVar, Generator, Iterator, Sequence
 
 from .. import trace as T
@@ -96,10 +96,16 @@ class RunContext:
                    prompt_version=prompt_version)
         return T.Event(T.LLM_CALL, rec, node_id=node_id, llm_call_id=call_id)
 
+    def _run_params(self, p: GenParams) -> GenParams:
+        """``p`` with what the run sets on every generation (the Settings' loop stop), so
+        each call records it and the memo and replay keys include it."""
+        stop = self.extra.get("loop_stop")
+        return p if stop is None or stop == p.loop_stop else replace(p, loop_stop=int(stop))
+
     def generate(self, purpose: str, messages: list[Message] | str,
                  params: GenParams | None = None, *, node_id: str | None = None,
                  prompt_version: str = "") -> Events:
-        p = params or GenParams()
+        p = self._run_params(params or GenParams())
         if self._together:      # batched.together runs it with the other items' calls
             comp = yield Call(generate=GenRequest(messages, p))
         else:
@@ -175,6 +181,7 @@ class RunContext:
         if not n:
             return []
         plan = self.batch_plans.pop(0) if self.batch_plans else None
+        requests = [GenRequest(r.messages, self._run_params(r.params)) for r in requests]
         comps = batching.generate_many(self.llm, requests, max_batch=self.max_batch, plan=plan)
         for comp, what, nid in zip(comps, purposes, nodes):
             yield self._call_event(comp, what, nid, prompt_version)
