@@ -241,11 +241,9 @@ def side_backends(sides, be, load: Callable[[dict], Any]) -> dict[str, Any]:
     (one CRP-RAG question, the same calls: 839 fresh prompt tokens against 2,951, 63 s
     against 92 s)."""
     llms: dict[str, Any] = {}
-    taken = False
     for label, _, _, bo in sides:
         bo = {k: v for k, v in bo.items() if k not in RUN_SETTINGS}
-        llms[label] = be if not (bo or taken) else load(bo)
-        taken = taken or llms[label] is be
+        llms[label] = be if not bo and be not in llms.values() else load(bo)
     return llms
 
 

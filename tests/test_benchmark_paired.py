@@ -116,7 +116,7 @@ def test_old_vs_new_sides_name_knobs_the_methods_take():
         assert (built[0] != built[1] or sides[0][2] != sides[1][2]
                 or sides[0][3] != sides[1][3]), name
         for *_, bo in sides:
-            assert set(bo) <= backend_opts | {"loop_stop"}, (name, bo)
+            assert set(bo) <= backend_opts, (name, bo)
 
 
 def test_old_vs_new_sides_never_share_a_backend():
