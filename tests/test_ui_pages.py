@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests import test_ui_support as S
 from workbench import settings as settings_mod
+from workbench.llm.prefix_store import DEFAULT_BUDGET_TOKENS
 from workbench.execution import run_to_end
 from workbench.store import Store
 from workbench.ui import backend
@@ -343,7 +344,7 @@ def test_settings_prompt_cache_is_a_mode_then_a_budget(ui):
     assert at.selectbox(key="set__prefix_cache_mode").value == "automatic"
     assert not [n for n in at.number_input if n.key == "set__prefix_cache"]
     at.selectbox(key="set__prefix_cache_mode").set_value("fixed budget").run()
-    assert at.number_input(key="set__prefix_cache").value == 4096
+    assert at.number_input(key="set__prefix_cache").value == DEFAULT_BUDGET_TOKENS
     at.number_input(key="set__prefix_cache").set_value(2048).run()
     next(b for b in at.button if b.key == "set__save").click().run()
     no_errors(at)
