@@ -97,6 +97,7 @@ REAL_MODEL_TESTS = {
     "test_llm_llama_cpp.py::test_registry_lists_bundled_models_with_metadata_and_verified_hashes",
     "test_prefix_cache.py::test_least_recently_used_prompts_are_evicted_under_the_budget",
     "test_prefix_cache.py::test_the_same_holds_for_a_qwen_model_whose_output_an_uncut_prefix_changes",
+    "test_prefix_budget.py::test_the_replay_serves_every_stored_call_what_the_backend_served_it",
 }
 # Tests without a real model or a browser that took 10 s or more in a run of the fast suite on
 # 2 shared cores (`--durations`); a parametrised case is named with its [id], a name alone

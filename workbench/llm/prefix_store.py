@@ -240,10 +240,8 @@ class PrefixStore:
                 self._drop(e)
             elif 2 * n >= len(e.tokens) and e.used >= 0:
                 e.used -= _SUPERSEDED    # superseded: goes first, oldest first
-        lc, ctx = self._lc, self.llm._ctx.ctx
-        size = lc.llama_state_seq_get_size(ctx, 0)
-        state = (ctypes.c_uint8 * size)()
-        if lc.llama_state_seq_get_data(ctx, state, size, 0) != size:
+        state = self._capture()
+        if state is None:
             return
         new = _Entry(toks, state, self._clock)
         self._entries.append(new)
@@ -251,6 +249,13 @@ class PrefixStore:
         while len(self._entries) > 1 and (self.cells() > self.budget
                                           or len(self._entries) > self.slots):
             self._drop(min((e for e in self._entries if e is not new), key=lambda e: e.used))
+
+    def _capture(self) -> Any:
+        """A copy of sequence 0's cells (None where llama.cpp cannot give one)."""
+        lc, ctx = self._lc, self.llm._ctx.ctx
+        size = lc.llama_state_seq_get_size(ctx, 0)
+        state = (ctypes.c_uint8 * size)()
+        return state if lc.llama_state_seq_get_data(ctx, state, size, 0) == size else None
 
     def _drop(self, e: _Entry) -> None:
         self._entries.remove(e)
@@ -261,3 +266,50 @@ class PrefixStore:
                 "bytes": sum(len(e.state) for e in self._entries),
                 "hits": self.stats.hits, "tokens_served": self.stats.tokens_served,
                 "evicted": self.stats.evicted}
+
+
+class _Tokens:
+    """What :class:`PolicyReplay` needs of a ``Llama``: sequence 0's tokens."""
+
+    def __init__(self, n_batch: int):
+        self.n_batch = n_batch
+        self.input_ids = np.zeros(0, dtype=np.intc)
+        self.n_tokens = 0
+
+    @property
+    def _input_ids(self):
+        return self.input_ids[:self.n_tokens]
+
+    def hold(self, toks: Sequence[int]) -> None:
+        if len(toks) > len(self.input_ids):
+            self.input_ids = np.zeros(2 * len(toks), dtype=np.intc)
+        self.input_ids[:len(toks)] = toks
+        self.n_tokens = len(toks)
+
+
+class PolicyReplay(PrefixStore):
+    """The store's choices without a model: which prefix each prompt would start from and what
+    is kept or evicted, for prompts given as token lists in the order a backend got them
+    (``benchmarks/prefix_budget.py`` sizes the budget from stored runs this way). Cells are
+    not copied; only the bookkeeping of :class:`PrefixStore` runs, unchanged."""
+
+    def __init__(self, budget_tokens: int, n_slots: int = DEFAULT_SLOTS, n_batch: int = 512):
+        super().__init__(_Tokens(n_batch), n_slots, budget_tokens)
+
+    def call(self, toks: Sequence[int]) -> tuple[int, str]:
+        """A single call with prompt ``toks``, as ``LlamaCppBackend`` makes it: (prompt tokens
+        served from a cache, source)."""
+        cached, source = self.restore(toks, len(toks) - 1)
+        self.llm.hold(toks)               # the prompt evaluated; output cells are never kept
+        self.settle(toks)
+        return cached, source
+
+    def _cut(self, n: int) -> int:
+        self.llm.n_tokens = n = min(n, self.llm.n_tokens)
+        return n
+
+    def _load(self, e: _Entry) -> bool:
+        return True                       # restore() then puts e.tokens in sequence 0
+
+    def _capture(self) -> Any:
+        return b""
