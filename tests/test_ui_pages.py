@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from tests import test_ui_support as S
 from workbench import settings as settings_mod
-from workbench.llm.prefix_store import DEFAULT_BUDGET_TOKENS
 from workbench.execution import run_to_end
+from workbench.llm.prefix_store import DEFAULT_BUDGET_TOKENS
 from workbench.store import Store
 from workbench.ui import backend
 

@@ -64,7 +64,7 @@ MIN_KEPT_TOKENS = 32
 # HotpotQA CRP-RAG run's long summary prompts push out the instructions and demonstrations of
 # calls made once a question (answer span, integration), so the next question evaluated them
 # again: replayed over 18 stored runs, 8192 evaluated 0.86x the fresh prompt tokens of 4096,
-# and 12288 no fewer than 8192 (docs/performance.md#prompt-cache-of-recent-prefixes).
+# and 12288 no fewer than 8192 (docs/performance.md#how-large-a-budget).
 DEFAULT_BUDGET_TOKENS = 8192
 # The setting's automatic value: DEFAULT_BUDGET_TOKENS on a CPU, WHOLE with offload.
 AUTO = -1
