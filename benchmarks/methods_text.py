@@ -268,20 +268,21 @@ def old_vs_new(args, be, qs, overrides, store, warm) -> dict:
     base = {**overrides.get(method, {})}
     llms = side_backends(sides, be, lambda bo: load_backend(
         shared=False, n_threads=args.threads, model=args.model, **bo))
+    settings = {label: side_settings(bo) for label, _, _, bo in sides}
     # the untimed runs also load what a run builds on first use (indexes, embedder)
-    for label, knobs, memo, bo in sides:
+    for label, knobs, memo, _ in sides:
         m, ctx = build_context(method, llm=llms[label], dataset=args.dataset,
                                overrides={**base, **knobs}, question_id=warm.id,
-                               settings=side_settings(bo))
+                               settings=settings[label])
         run_to_end(m, ctx, warm.question, memo=memo)
     print(f"  warm-up: each side ran {warm.id} untimed", flush=True)
     rows: dict[str, list[Row]] = {label: [] for label, *_ in sides}
     used: dict[str, set] = {label: set() for label, *_ in sides}
     for q in qs:
-        for label, knobs, memo, bo in sides:
+        for label, knobs, memo, _ in sides:
             m, ctx = build_context(method, llm=llms[label], dataset=args.dataset,
                                    overrides={**base, **knobs}, question_id=q.id,
-                                   settings=side_settings(bo))
+                                   settings=settings[label])
             t0 = time.perf_counter()
             tr = run_to_end(m, ctx, q.question, store=store, question_id=q.id, memo=memo)
             wall = time.perf_counter() - t0

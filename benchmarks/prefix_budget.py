@@ -45,20 +45,12 @@ def _when(s: str | None) -> float | None:
 def stored_prompts(st: Store, method: str | None, dataset: str | None, config: dict,
                    since: float | None, until: float | None) -> tuple[list[dict], dict]:
     """The calls that reached a model, oldest run first, each with its run's model name."""
-    where, args = ["status <> 'running'"], []
-    for col, val in (("method", method), ("dataset", dataset)):
-        if val:
-            where.append(f"{col} = ?")
-            args.append(val)
-    if since is not None:
-        where.append("created_at >= ?")
-        args.append(since)
-    if until is not None:
-        where.append("created_at <= ?")
-        args.append(until)
-    runs = st.query("SELECT run_id, config, model_name FROM runs WHERE " + " AND ".join(where)
-                    + " ORDER BY created_at", args)
-    runs = [r for r in runs if all(str((r["config"] or {}).get(k)) == v for k, v in config.items())]
+    runs = [r for r in st.list_runs(method=method, dataset=dataset, limit=1 << 31)
+            if r["status"] != "running"
+            and (since is None or r["created_at"] >= since)
+            and (until is None or r["created_at"] <= until)
+            and all(str((r["config"] or {}).get(k)) == v for k, v in config.items())]
+    runs.sort(key=lambda r: r["created_at"])
     calls, left = [], {"runs": len(runs), "memo_or_replayed": 0, "batched": 0}
     for r in runs:
         for ev in st.events(r["run_id"]):
