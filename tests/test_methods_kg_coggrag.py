@@ -65,6 +65,8 @@ def _backend(decomp=None, verdicts=None, rethink="Insufficient information, I do
 
     def reason(prompt: str) -> str:
         qs = json.loads(re.search(r"Questions: (\[.*?\])\n", prompt).group(1))
+        if "one answer per question" in prompt:
+            return json.dumps({"answers": [answers.get(q, "Ilse Varga") for q in qs]})
         return json.dumps({"answers": [{"Question": q, "Answer": answers.get(q, "Ilse Varga")}
                                        for q in qs]})
     be.add("Answer each question", reason)
@@ -630,3 +632,37 @@ def test_the_answer_path_runs_through_the_sub_questions_the_answer_was_reasoned_
     assert subs | {"0", "answer"} <= set(tr.answer_path())
     # the node's own parents come first, then what it read
     assert tr.nodes["0.1"].inputs()[0] == "0"
+
+
+def test_prompt_layouts_order_the_same_text_differently(kg):
+    """knowledge_first: every reasoning, verification and re-think prompt of a run opens
+    with one system line and T (what the prompt cache can then serve once); paper: each
+    its role line and M̂ before T. The run's calls and answers do not depend on it."""
+    runs = {lay: _run(kg, _backend(verdicts={"Tessaly": "[wrong]"}, answers={SUB2: "Tessaly"}),
+                      prompt_layout=lay) for lay in ("knowledge_first", "paper")}
+    grounded = {lay: [c["prompt"] for c in sorted(tr.llm_calls.values(), key=lambda c: c["seq"])
+                      if c["purpose"] in ("reason", "verify", "rethink")]
+                for lay, tr in runs.items()}
+    assert _purposes(runs["paper"]) == _purposes(runs["knowledge_first"])
+    assert runs["paper"].answer["text"] == runs["knowledge_first"].answer["text"]
+    assert {"reason", "verify", "rethink"} <= set(_purposes(runs["paper"]))
+    first = grounded["knowledge_first"]
+    assert all(p.index("Knowledge:") < p.index("Completed reasoning:") for p in first)
+    assert len({p[:p.index("Completed reasoning:")] for p in first}) == 1
+    paper = grounded["paper"]
+    assert all(p.index("Completed reasoning:") < p.index("Knowledge:") for p in paper)
+    assert len({p[:p.index("Completed reasoning:")] for p in paper}) == 3   # three roles
+    with pytest.raises(ValueError, match="prompt_layout"):
+        _run(kg, _backend(), prompt_layout="middle")
+
+
+@pytest.mark.parametrize("echo", [True, False])
+def test_reasoning_answers_map_to_their_nodes_with_or_without_the_questions(kg, echo):
+    tr = _run(kg, _backend(answers={SUB1: "Ilse Varga", SUB2: "Tessaly"}), answer_echo=echo)
+    assert tr.nodes["0.1"].attrs["answer_initial"] == "Ilse Varga"
+    assert tr.nodes["0.2"].attrs["answer_initial"] == "Tessaly"
+    call = next(c for c in tr.llm_calls.values() if c["purpose"] == "reason")
+    item = call["params"]["json_schema"]["properties"]["answers"]["items"]
+    assert (item["type"] == "object") is echo
+    assert ("one answer per question" in call["prompt"]) is not echo
+

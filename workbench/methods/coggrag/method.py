@@ -53,6 +53,7 @@ span_perplexity = R.span_perplexity
 
 _ONE_CALL = "#coggrag-one-extraction-call-scoring-only-when-read"
 _HOTPOTQA = "#on-hotpotqa"
+_FEWER = "#coggrag-fewer-tokens-to-read-and-to-write"
 
 
 @dataclass
@@ -123,6 +124,14 @@ class CogConfig(PresetConfig):
                                 "paper); node = the node's own triples plus the top global ones",
                                 choices=["all", "node"], group="reasoning", paper="all",
                                 evidence=_HOTPOTQA)
+    prompt_layout: str = knob("knowledge_first", "Prompts of reasoning, verification, "
+                              "re-think: T first under one system line (cached once a run), "
+                              "or paper: role line, M̂, then T",
+                              choices=list(P.LAYOUTS), group="reasoning", paper="paper",
+                              evidence=_FEWER)
+    answer_echo: bool = knob(False, "Reasoning output repeats each question before its answer "
+                             "(the paper's {Question, Answer}); off = the answers alone, in "
+                             "order", group="reasoning", paper=True, evidence=_FEWER)
     exclude_unknown_from_context: bool = knob(False, "Leave 'I don't know' answers out of the "
                                               "deeper-level answers a node's prompt shows",
                                               group="reasoning", paper=False,

@@ -5,7 +5,12 @@ self-verification and re-think, with the JSON schemas / grammar that constrain t
 The reasoning, verification and re-think prompts all carry the completed reasoning M̂ and
 the knowledge T; :func:`reason_messages`, :func:`verify_messages` and
 :func:`rethink_messages` build them from (knowledge lines, M̂ pairs) so the caller can fit
-them to the context budget.
+them to the context budget. Their ``layout``: ``knowledge_first`` opens all three with one
+system line and T, so every such call of a run starts with the same tokens and the prompt
+cache evaluates T once (T is the run's whole kept set by default; M̂ grows a level at a
+time, so it comes next), and each call's role line moves to the head of its task;
+``paper`` gives each its role as the system line and M̂ before T, as the paper's prompts
+list them.
 """
 from __future__ import annotations
 
@@ -59,6 +64,9 @@ REASON_SYS = ("You answer questions using the completed reasoning and the knowle
               "triples you are given.")
 VERIFY_SYS = "You are a logical verification assistant."
 RETHINK_SYS = "You are a reasoning and knowledge-integration assistant."
+# the knowledge_first layout's one system line; each call's role line opens its task
+SHARED_SYS = "You work from the knowledge triples and the completed reasoning you are given."
+LAYOUTS = ("knowledge_first", "paper")
 
 
 def schema_decompose(n_max: int) -> dict[str, Any]:
@@ -88,7 +96,14 @@ def schema_global(n: int) -> dict[str, Any]:
         "required": ["subgraph"]}
 
 
-def schema_answers(n: int) -> dict[str, Any]:
+def schema_answers(n: int, echo: bool = True) -> dict[str, Any]:
+    """The reasoning call's answers: {Question, Answer} objects as the paper's (``echo``),
+    or the answers alone, one string per question in their order."""
+    if not echo:
+        return {"type": "object", "properties": {"answers": {
+            "type": "array", "minItems": n, "maxItems": n,
+            "items": {"type": "string", "minLength": 1, "maxLength": 200}}},
+            "required": ["answers"]}
     return {"type": "object", "properties": {"answers": {
         "type": "array", "minItems": n, "maxItems": n, "items": {
             "type": "object", "properties": {
@@ -140,31 +155,43 @@ def global_messages(questions: Sequence[str]) -> list[dict[str, str]]:
     return _msgs(GLOBAL_SYS, f"Questions:\n{body}")
 
 
+def _grounded(layout: str, role: str, know: Sequence[str], pairs: Sequence[Any],
+              task: str) -> list[dict[str, str]]:
+    """A reasoning, verification or re-think prompt: T, M̂ and the call's own task."""
+    mhat = f"Completed reasoning: {qa_json(pairs)}"
+    kn = f"Knowledge:\n{knowledge_lines(know)}"
+    if layout == "paper":
+        return _msgs(role, f"{mhat}\n\n{kn}\n\n{task}")
+    if layout != "knowledge_first":
+        raise ValueError(f"prompt layout {layout!r} is not one of {', '.join(LAYOUTS)}")
+    return _msgs(SHARED_SYS, f"{kn}\n\n{mhat}\n\n{role}\n{task}")
+
+
 def reason_messages(questions: Sequence[str], know: Sequence[str], pairs: Sequence[Any],
-                    abstain: bool) -> list[dict[str, str]]:
+                    abstain: bool, layout: str = "knowledge_first",
+                    echo: bool = True) -> list[dict[str, str]]:
     ab = (f" If the completed reasoning and the knowledge are not enough, answer "
           f"\"{UNKNOWN_TEXT}\".") if abstain else ""
-    body = (f"Completed reasoning: {qa_json(pairs)}\n\nKnowledge:\n{knowledge_lines(know)}\n\n"
-            f"Questions: {json.dumps(list(questions), ensure_ascii=False)}\n\nAnswer each "
+    reply = ("{\"answers\": [{\"Question\": ..., \"Answer\": ...}]}" if echo else
+             "{\"answers\": [...]}, one answer per question, in their order")
+    task = (f"Questions: {json.dumps(list(questions), ensure_ascii=False)}\n\nAnswer each "
             f"question using the completed reasoning and the knowledge.{ab} Reply with JSON "
-            f"{{\"answers\": [{{\"Question\": ..., \"Answer\": ...}}]}}.")
-    return _msgs(REASON_SYS, body)
+            f"{reply}.")
+    return _grounded(layout, REASON_SYS, know, pairs, task)
 
 
-def verify_messages(question: str, answer: str, know: Sequence[str],
-                    pairs: Sequence[Any]) -> list[dict[str, str]]:
+def verify_messages(question: str, answer: str, know: Sequence[str], pairs: Sequence[Any],
+                    layout: str = "knowledge_first") -> list[dict[str, str]]:
     cand = json.dumps({"Question": question, "Answer": answer}, ensure_ascii=False)
-    body = (f"Completed reasoning: {qa_json(pairs)}\n\nKnowledge:\n{knowledge_lines(know)}\n\n"
-            f"Candidate: {cand}\n\nIs the answer logically consistent with the completed "
+    task = (f"Candidate: {cand}\n\nIs the answer logically consistent with the completed "
             f"reasoning and the knowledge? Reply [right] or [wrong].")
-    return _msgs(VERIFY_SYS, body)
+    return _grounded(layout, VERIFY_SYS, know, pairs, task)
 
 
-def rethink_messages(question: str, know: Sequence[str],
-                     pairs: Sequence[Any]) -> list[dict[str, str]]:
-    body = (f"Completed reasoning: {qa_json(pairs)}\n\nKnowledge:\n{knowledge_lines(know)}\n\n"
-            f"Question: {question}\n\nAn earlier answer to this question was judged wrong. "
+def rethink_messages(question: str, know: Sequence[str], pairs: Sequence[Any],
+                     layout: str = "knowledge_first") -> list[dict[str, str]]:
+    task = (f"Question: {question}\n\nAn earlier answer to this question was judged wrong. "
             f"Think again and give a new answer from the completed reasoning and the knowledge. "
             f"If they are not enough, answer \"{UNKNOWN_TEXT}\". Reply with JSON "
             f"{{\"answer\": ...}}.")
-    return _msgs(RETHINK_SYS, body)
+    return _grounded(layout, RETHINK_SYS, know, pairs, task)

@@ -127,7 +127,8 @@ def reason(ctx: Any, grp: Sequence[MMNode], pairs: list[Pair], know: list[str], 
     """One call answering a sibling group; returns (answers, the call's record)."""
     cfg = ctx.config
     msgs, dropped = fit(ctx, lambda k, c: P.reason_messages(
-        [m.question for m in grp], k, c, cfg.abstain_in_first_pass), know, pairs)
+        [m.question for m in grp], k, c, cfg.abstain_in_first_pass, cfg.prompt_layout,
+        cfg.answer_echo), know, pairs)
     yield from overflow_events(grp[0].id, "reason", dropped, len(know))
     # the answered pairs the prompt kept (fit drops the oldest first): what the answers of
     # this group are made from, so a correct root answer's path runs through them
@@ -135,8 +136,9 @@ def reason(ctx: Any, grp: Sequence[MMNode], pairs: list[Pair], know: list[str], 
     calls: list[T.Event] = []
     n = len(grp)
     obj = yield from tap(ctx.generate_json(
-        "reason", msgs, P.schema_answers(n), params, node_id=grp[0].id, prompt_version=pv,
-        validate=lambda o: [str(x["Answer"]).strip() for x in o["answers"]]), calls)
+        "reason", msgs, P.schema_answers(n, cfg.answer_echo), params, node_id=grp[0].id,
+        prompt_version=pv, validate=lambda o: [
+            str(x["Answer"] if cfg.answer_echo else x).strip() for x in o["answers"]]), calls)
     answers = [P.UNKNOWN_TEXT] * n if obj is None else \
         [a or P.UNKNOWN_TEXT for a in (obj + [P.UNKNOWN_TEXT] * n)[:n]]
     for i, m in enumerate(grp):  # the batched call serves the whole sibling group
@@ -187,8 +189,8 @@ def verify(ctx: Any, m: MMNode, answer: str, pairs: list[Pair], know: list[str],
            pv: str, score: bool = True) -> Iterator[T.Event]:
     """The verifier's verdict on one answer, with p_right when ``score`` (two scoring
     passes); returns (verdict, p_right, raw)."""
-    msgs, dropped = fit(ctx, lambda k, c: P.verify_messages(m.question, answer, k, c),
-                        know, pairs)
+    msgs, dropped = fit(ctx, lambda k, c: P.verify_messages(
+        m.question, answer, k, c, ctx.config.prompt_layout), know, pairs)
     yield from overflow_events(m.id, "verify", dropped, len(know))
     comp = yield from ctx.generate("verify", msgs, params, node_id=m.id, prompt_version=pv)
     mt = re.search(r"\[\s*(right|wrong)\s*\]", comp.text, re.I)
@@ -205,7 +207,8 @@ def verify(ctx: Any, m: MMNode, answer: str, pairs: list[Pair], know: list[str],
 
 def rethink(ctx: Any, m: MMNode, pairs: list[Pair], know: list[str], params: Any,
             pv: str) -> Iterator[T.Event]:
-    msgs, dropped = fit(ctx, lambda k, c: P.rethink_messages(m.question, k, c), know, pairs)
+    msgs, dropped = fit(ctx, lambda k, c: P.rethink_messages(
+        m.question, k, c, ctx.config.prompt_layout), know, pairs)
     yield from overflow_events(m.id, "rethink", dropped, len(know))
     calls: list[T.Event] = []
     obj = yield from tap(ctx.generate_json(
