@@ -63,6 +63,12 @@ ONE_PREFIX = {"prefix_cache_tokens": 0}
 NO_LOOP_STOP = {"loop_stop": 0}
 # CRP-RAG's span call even when the long answer states its span itself
 CRP_EVERY_CALL = {"span_if_stated": False}
+# CogGRAG's changes of #42: the method's (one extraction call, scoring only when read) and
+# the forms of its prompts and outputs (docs/methods/coggrag.md, "fewer tokens")
+COG_OLD_METHOD = {"local_extraction": "per_node", "verdict_scores": "always"}
+COG_NEW_METHOD = {"local_extraction": "one_call", "verdict_scores": "when_used"}
+COG_OLD_FORM = {"prompt_layout": "paper", "answer_echo": True}
+COG_NEW_FORM = {"prompt_layout": "knowledge_first", "answer_echo": False}
 OLD_VS_NEW = {
     # the defaults when CRP-RAG's cost was first measured against today's: both sample two
     # proposals per sink; today reworded proposals merge (tau_combine 0.80, was 0.90), a run's
@@ -98,16 +104,21 @@ OLD_VS_NEW = {
         ("crp-rag [list, memo]", {"proposals": "list"}, True, {}))),
     # a KG method, but its calls are text calls: needs the dataset's KG (`kg build`)
     "coggrag": ("coggrag", (
-        ("coggrag [old: keys per node, scores always, no memo, one prefix]",
-         {"local_extraction": "per_node", "verdict_scores": "always"}, False, ONE_PREFIX),
-        ("coggrag [new: keys in one call, scores when used, memo, kept prefixes]",
-         {"local_extraction": "one_call", "verdict_scores": "when_used"}, True, {}))),
-    # the same change of the method alone: both sides keep prefixes
+        ("coggrag [old: keys per node, scores always, paper prompts, no memo, "
+         "one prefix]", {**COG_OLD_METHOD, **COG_OLD_FORM}, False, ONE_PREFIX),
+        ("coggrag [new: keys in one call, scores when used, knowledge first, "
+         "answers alone, memo, kept prefixes]", {**COG_NEW_METHOD, **COG_NEW_FORM}, True, {}))),
+    # the forms alone (prompt layout, answer echo): both sides keep prefixes and the memo
+    "coggrag-form": ("coggrag", (
+        ("coggrag [paper prompts]", COG_OLD_FORM, True, {}),
+        ("coggrag [knowledge first, answers alone]", COG_NEW_FORM, True, {}))),
+    # the same change of the method alone, in the forms it was measured in: both sides keep
+    # prefixes
     "coggrag-method": ("coggrag", (
         ("coggrag [keys per node, scores always, no memo]",
-         {"local_extraction": "per_node", "verdict_scores": "always"}, False, {}),
+         {**COG_OLD_METHOD, **COG_OLD_FORM}, False, {}),
         ("coggrag [keys in one call, scores when used, memo]",
-         {"local_extraction": "one_call", "verdict_scores": "when_used"}, True, {}))),
+         {**COG_NEW_METHOD, **COG_OLD_FORM}, True, {}))),
 }
 
 
