@@ -665,4 +665,3 @@ def test_reasoning_answers_map_to_their_nodes_with_or_without_the_questions(kg, 
     item = call["params"]["json_schema"]["properties"]["answers"]["items"]
     assert (item["type"] == "object") is echo
     assert ("one answer per question" in call["prompt"]) is not echo
-

@@ -126,3 +126,31 @@ def test_coggrag_verifier_confidence_agrees_with_its_verdicts_on_the_default_mod
     right = [e["data"]["p_right"] for e in tr.log
              if e["type"] == "verified" and e["data"]["verdict"] == "right"]
     assert right and all(p is not None and p > 0.5 for p in right), right
+
+
+def test_knowledge_first_prompts_let_the_cache_serve_the_knowledge_once(default_llm, demo,
+                                                                        embedder):
+    """Reasoning, verification and re-think carry the same knowledge T. With T first under
+    one system line, every such call after the first starts from the cached T; with each
+    call's own role line first, a call of another kind than the one before evaluates T
+    again."""
+    ds, kg = demo
+    q = ds.question("q014")
+    fresh, cached = {}, {}
+    for layout in ("paper", "knowledge_first"):
+        ctx = RunContext(llm=default_llm, config=C.build(CogConfig, {
+            **COG_SMALL, "local_extraction": "one_call", "prompt_layout": layout}), kg=kg,
+            embedder=embedder, gold=q, dataset="demo", seed=0)
+        tr = run_to_end(CogGRAG(), ctx, q.question)
+        _well_formed(tr, "0")
+        calls = [c for c in tr.llm_calls.values()
+                 if c["purpose"] in ("reason", "verify", "rethink")]
+        assert len(calls) >= 2
+        fresh[layout] = sum(c["prompt_tokens"] - c["cached_prompt_tokens"] for c in calls)
+        cached[layout] = [c["cached_prompt_tokens"] for c in calls[1:]]
+        if layout == "knowledge_first":   # T comes word for word before anything else
+            assert len({c["prompt"][:c["prompt"].index("Completed reasoning:")]
+                        for c in calls}) == 1
+    assert fresh["knowledge_first"] < fresh["paper"], fresh
+    # every call after the first starts from the cached T (at least one 64-token block)
+    assert min(cached["knowledge_first"]) >= 64, cached
