@@ -45,6 +45,20 @@ def test_a_looping_generation_stops_after_the_cycles_first_turn(default_llm):
     assert both[1].finish_reason in ("stop", "length") and both[1].text
 
 
+def test_a_json_output_its_schema_bounds_is_not_cut_as_a_loop(default_llm):
+    """A repeated list item trips the loop check; where the schema caps the list the
+    grammar ends it, so the output is let run and parses, where a cut one would not."""
+    counting = "Counting: [1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4]\nAgain: "
+    items = {"enum": [1, 2, 3, 4]}
+    capped = default_llm.generate(counting, GenParams(
+        max_tokens=80, chat=False, json_schema={"type": "array", "maxItems": 12,
+                                                "items": items}))
+    assert capped.finish_reason == "stop" and json.loads(capped.text) == [1, 2, 3, 4] * 3
+    open_ended = default_llm.generate(counting, GenParams(
+        max_tokens=80, chat=False, json_schema={"type": "array", "items": items}))
+    assert open_ended.finish_reason == "loop" and open_ended.text == "[1, 2, 3, 4, "
+
+
 def test_greedy_is_deterministic_and_logprobs_match_a_recomputation(default_llm):
     a = default_llm.generate(Q, GenParams(max_tokens=12))
     b = default_llm.generate(Q, GenParams(max_tokens=12))

@@ -3,7 +3,8 @@ import dataclasses
 
 from workbench.llm.base import GenParams
 from workbench.llm.replay import CallReplay
-from workbench.llm.repetition import first_loop_cut, loop_cut
+from workbench.llm.repetition import bounds_output, first_loop_cut, loop_cut
+from workbench.methods.coggrag import prompts as cog
 from workbench.llm.scripted import Rule, ScriptedBackend
 
 SENTENCE = list(range(100, 125))          # a 25-token sentence
@@ -119,3 +120,34 @@ class _Docs:
 
     def question(self, qid):
         return None
+
+
+def test_a_schema_bounds_the_output_when_every_list_and_string_has_a_most_length():
+    short = {"type": "string", "maxLength": 60}
+    assert bounds_output({"type": "array", "maxItems": 3, "items": short})
+    assert bounds_output({"type": "object", "properties": {"a": short, "b": {"enum": [1, 2]},
+                                                           "c": {"type": "boolean"}}})
+    assert not bounds_output({"type": "array", "items": short})              # no maxItems
+    assert not bounds_output({"type": "array", "maxItems": 3, "items": {"type": "string"}})
+    assert not bounds_output({"type": "string", "maxLength": 9, "pattern": "a+"})
+    assert not bounds_output({"type": "object", "properties": {"a": short},
+                              "additionalProperties": True})
+    assert not bounds_output({"type": "integer"}) and not bounds_output(None)
+    # CogGRAG's extraction and reasoning schemas are bounded, so their calls finish
+    for schema in (cog.schema_local_map(3, 6), cog.schema_global(8), cog.schema_answers(2),
+                   cog.schema_answers(2, echo=False), cog.schema_decompose(3)):
+        assert bounds_output(schema)
+        assert GenParams(json_schema=schema).loop_tokens() == 0
+    assert GenParams().loop_tokens() == GenParams().loop_stop > 0
+
+
+def test_a_bounded_json_call_cut_by_the_old_rule_is_made_again_not_replayed():
+    schema = cog.schema_global(4)
+    params = GenParams(max_tokens=8, json_schema=schema)
+    inner = ScriptedBackend([Rule("", '{"subgraph": [["a", "b", "c"]]}')])
+    stored = ScriptedBackend([Rule("", "x")]).generate("q", params).to_record() | {
+        "call_id": "c_cut", "finish_reason": "loop"}
+    got = CallReplay(inner, [stored]).generate("q", params)
+    assert got.replayed_from is None and got.text.startswith('{"subgraph"')
+    whole = stored | {"finish_reason": "stop"}
+    assert CallReplay(inner, [whole]).generate("q", params).replayed_from == "c_cut"

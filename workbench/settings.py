@@ -34,7 +34,8 @@ class Settings:
     loop_stop: int = knob(
         DEFAULT_LOOP_STOP, "Stop a generation whose last tokens are one block repeated three "
         "times in a row, covering at least this many tokens, and keep the block's first turn "
-        "(finish 'loop'); 0 = let it run to its token budget. Applies to the runs started "
+        "(finish 'loop'); 0 = let it run to its token budget. A JSON output its schema bounds "
+        "is let finish. Applies to the runs started "
         "afterwards (docs/performance.md#outputs-caught-in-a-loop)", min=0, max=4096)
     isolate_model: bool = knob(True, "Run the model in a worker process of its own, so a crash "
                                "in native code fails the run instead of the whole workbench")

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 from ..scoring import TokenScores, score_tokens
-from .repetition import DEFAULT_LOOP_STOP
+from .repetition import DEFAULT_LOOP_STOP, bounds_output
 
 Message = dict[str, str]   # {"role": "system"|"user"|"assistant", "content": str}
 
@@ -72,6 +72,12 @@ class GenParams:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def loop_tokens(self) -> int:
+        """``loop_stop`` as generation applies it: 0 where the JSON schema bounds the output
+        (repetition.py says why)."""
+        return 0 if self.json_schema is not None and bounds_output(self.json_schema) \
+            else self.loop_stop
 
 
 @dataclass

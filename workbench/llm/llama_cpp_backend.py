@@ -242,6 +242,7 @@ class LlamaCppBackend:
     def _generate_one(self, prep: _Prepared,
                       on_token: Callable[[Token], None] | None = None) -> Completion:
         params, toks, stops = prep.params, prep.toks, prep.stops
+        loop_stop = params.loop_tokens()
         with self._lock:
             if params.seed is not None:
                 self.llm.set_seed(int(params.seed))
@@ -277,7 +278,7 @@ class LlamaCppBackend:
                     if stops and any(s in text for s in stops):
                         finish = "stop"
                         break
-                    if loop_cut(ids, params.loop_stop) is not None:
+                    if loop_cut(ids, loop_stop) is not None:
                         finish = "loop"
                         break
                     if len(out) >= params.max_tokens:
@@ -296,7 +297,7 @@ class LlamaCppBackend:
                     latency_ms: float, prompt_eval_ms: float, cached: int,
                     cache: str) -> Completion:
         if finish == "loop":
-            keep = loop_cut([t.id for t in out], prep.params.loop_stop) or len(out)
+            keep = loop_cut([t.id for t in out], prep.params.loop_tokens()) or len(out)
             raw = raw[:sum(len(self._piece(t.id)) for t in out[:keep])]
             out = out[:keep]
         text = raw.decode("utf-8", errors="replace")
@@ -352,7 +353,7 @@ class LlamaCppBackend:
             return [c]
         specs = [SeqSpec(p.toks, p.params.max_tokens, p.params.temperature, p.params.top_k,
                          p.params.top_p, self.llm._seed if p.params.seed is None else int(p.params.seed),
-                         p.grammar, p.stops, p.params.loop_stop) for p in preps]
+                         p.grammar, p.stops, p.params.loop_tokens()) for p in preps]
         with self._lock:
             results, stats = self._engine.generate(specs)
         comps = []

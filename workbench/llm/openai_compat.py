@@ -131,7 +131,7 @@ class OpenAICompatBackend:
             tokens = self._tokens_chat(choice.get("logprobs"))
         usage = data.get("usage") or {}
         finish = choice.get("finish_reason") or "stop"
-        keep = first_loop_cut([t.piece for t in tokens], params.loop_stop) if tokens else None
+        keep = first_loop_cut([t.piece for t in tokens], params.loop_tokens()) if tokens else None
         if keep is not None and "".join(t.piece for t in tokens) == text:
             # the server cannot stop a loop; its output is cut where this backend would stop
             tokens, finish = tokens[:keep], "loop"

@@ -121,13 +121,16 @@ class CallReplay:
         prompt, _ = render(messages, params.chat)
         wanted = params.to_dict()
         rec = self._index.get(_key(prompt, wanted))
-        if rec is None and params.loop_stop:
+        stop = params.loop_tokens()
+        if rec is not None and not stop and rec.get("finish_reason") == "loop":
+            rec = None      # cut before bounded JSON outputs were let finish
+        elif rec is None and stop:
             # a call stored before the loop check existed: the same call, unless its output
             # holds a loop the check would have stopped
             older = self._index.get(_key(prompt, {k: v for k, v in wanted.items()
                                                   if k != "loop_stop"}))
             if older is not None and first_loop_cut(
-                    [int(t[0]) for t in older.get("tokens") or []], params.loop_stop) is None:
+                    [int(t[0]) for t in older.get("tokens") or []], stop) is None:
                 rec = older
         return self._counted(rec)
 
