@@ -39,8 +39,10 @@ from workbench.execution import run_to_end  # noqa: E402
 from workbench.workspace import build_context, warm_context  # noqa: E402
 
 TOPIC = re.compile(r"\bstudio\b|\bdirect|\byear\b", re.I)
-COG_OLD = {"preset": "small-model", "local_extraction": "per_node", "verdict_scores": "always"}
-COG_NEW = {"preset": "small-model"}
+# pinned, so the recorded table stays reproducible after the defaults moved on
+COG_OLD = {"preset": "small-model", "local_extraction": "per_node", "extract_batch": 1,
+           "verdict_scores": "always"}
+COG_NEW = {"preset": "small-model", "local_extraction": "one_call"}
 
 
 def one(name: str, over: dict, be, q) -> dict:

@@ -279,11 +279,13 @@ def test_no_verification_ablation(kg):
 def test_sibling_group_is_one_call_and_call_count_formula(kg):
     tr = _run(kg, _backend())
     p = _purposes(tr)
-    # decompose(1) + local(1 for the map, Eq. 2) + global(1) + reason(levels: 1 group +
-    # root) + verify(3) + the root answer's short span(1)
-    assert p.count("decompose") == 1 and p.count("keys_local") == 1
+    # decompose(1) + local(1 per node: 3) + global(1) + reason(levels: 1 group + root) +
+    # verify(3) + the root answer's short span(1)
+    assert p.count("decompose") == 1 and p.count("keys_local") == 3
     assert p.count("keys_global") == 1 and p.count("reason") == 2 and p.count("verify") == 3
-    assert p.count("answer_span") == 1 and len(p) == 9
+    assert p.count("answer_span") == 1 and len(p) == 11
+    one_call = _purposes(_run(kg, _backend(), local_extraction="one_call"))
+    assert one_call.count("keys_local") == 1 and len(one_call) == 9     # Eq. 2's one call
     assert tr.summary["by_phase"]["decompose"]["llm_calls"] == 1
     per_node = _purposes(_run(kg, _backend(), reasoning="node"))
     assert per_node.count("reason") == 3
@@ -548,7 +550,7 @@ def test_one_call_extracts_the_keys_of_every_node_and_maps_them_back(kg):
             {"entities": next((v for k, v in keys_of.items() if k in q), ["?"]),
              "tuples": [], "triples": [[q[:20], "asks", "x"]]} for q in qs]})
     be.rules.insert(0, type(be.rules[0])("each numbered question", per_question))
-    tr = _run(kg, be)
+    tr = _run(kg, be, local_extraction="one_call")
     calls = [c for c in tr.llm_calls.values() if c["purpose"].startswith("keys_local")]
     assert len(calls) == 1 and calls[0]["node_id"] == "0"        # one call, 5 nodes
     got = {nid: d["entities"] for nid, d in _log(tr, "keys_local")}
@@ -560,15 +562,15 @@ def test_one_call_extracts_the_keys_of_every_node_and_maps_them_back(kg):
     # the keys are attributed to their own nodes for pruning (not to one batch owner)
     owners = {k["owner"] for k in tr.nodes["kg"].attrs["keys"]}
     assert {"0.1", "0.2", "0.1.1", "0.1.2"} <= owners and "BATCH" not in owners
-    per_node = _run(kg, _backend(DEEP), local_extraction="per_node")
-    assert _purposes(per_node).count("keys_local") == 5      # the knob keeps the old form
+    per_node = _run(kg, _backend(DEEP))
+    assert _purposes(per_node).count("keys_local") == 5      # the default: a call per node
 
 
 def test_one_call_extraction_that_never_parses_falls_back_to_per_node_calls_visibly(kg):
     be = _backend()
     be.rules.insert(0, type(be.rules[0])("each numbered question",
                                          json.dumps({"questions": [LOCAL_KEYS]})))  # 1 of 3
-    tr = _run(kg, be)
+    tr = _run(kg, be, local_extraction="one_call")
     p = _purposes(tr)
     assert p.count("keys_local") == 1 + 3 and p.count("keys_local:retry") == 1
     fb = _log(tr, "keys_fallback")
@@ -604,7 +606,7 @@ def test_one_call_extraction_asks_no_more_tokens_than_the_context_has_left(kg, p
     if not parses:                  # one key set for five questions: the retry asks more
         be.rules.insert(0, type(be.rules[0])("each numbered question",
                                              json.dumps({"questions": [LOCAL_KEYS]})))
-    tr = _run(kg, be)
+    tr = _run(kg, be, local_extraction="one_call")
     assert tr.status == "finished", tr.summary
     maps = [c for c in be.calls if "each numbered question" in c["prompt"]]
     assert len(maps) == (1 if parses else 2)
@@ -615,7 +617,7 @@ def test_one_call_extraction_asks_no_more_tokens_than_the_context_has_left(kg, p
         assert maps[1]["params"]["max_tokens"] >= maps[0]["params"]["max_tokens"]
     # a context with room keeps the knob's budget (5 x 768), so stored calls still replay
     roomy = _backend(DEEP)
-    _run(kg, roomy)
+    _run(kg, roomy, local_extraction="one_call")
     assert [c["params"]["max_tokens"] for c in roomy.calls
             if "each numbered question" in c["prompt"]] == [5 * 768]
 
@@ -665,3 +667,31 @@ def test_reasoning_answers_map_to_their_nodes_with_or_without_the_questions(kg, 
     item = call["params"]["json_schema"]["properties"]["answers"]["items"]
     assert (item["type"] == "object") is echo
     assert ("one answer per question" in call["prompt"]) is not echo
+
+
+def test_extracted_keys_repeated_until_the_list_is_full_are_kept_once():
+    from workbench.methods.coggrag.retrieval import validate_local
+    keys = validate_local({"entities": ["Jaws", " Jaws", "Spielberg"],
+                           "tuples": [["Jaws", "directed by"]] * 3 + [["Jaws", "released"]],
+                           "triples": [["Jaws", "directed by", "Spielberg"]] * 2})
+    assert keys == {"entities": ["Jaws", "Spielberg"],
+                    "tuples": [["Jaws", "directed by"], ["Jaws", "released"]],
+                    "triples": [["Jaws", "directed by", "Spielberg"]]}
+
+
+def test_key_extraction_calls_are_decoded_together_and_nothing_else_is(kg):
+    """extract_batch: the per-node key calls and the global one go to the model as one
+    batch (decode-bound calls share its steps); the rest of the run stays one call at a
+    time under batch_size 1. extract_batch 1 runs them one after another."""
+    def batches(**over):
+        tr = _run(kg, _backend(), **over)
+        calls = sorted(tr.llm_calls.values(), key=lambda c: c["seq"])
+        return [(c["purpose"], (c.get("batch") or {}).get("size")) for c in calls], tr
+    got, tr = batches()
+    keys = [size for p, size in got if p.startswith("keys")]
+    assert keys == [4, 4, 4, 4]                       # 3 nodes' local keys + the global
+    assert all(size is None for p, size in got if not p.startswith("keys"))
+    alone, tr1 = batches(extract_batch=1)
+    assert all(size is None for _, size in alone)
+    assert [p for p, _ in alone] == [p for p, _ in got]          # the same calls, in order
+    assert tr1.answer["text"] == tr.answer["text"]

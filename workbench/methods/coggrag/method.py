@@ -17,9 +17,9 @@ the root (through the ``span`` node, kind ``answer_extraction``, when the short 
 extracted). The event names of spec coggrag.md §6.2 are emitted in its order as custom events.
 Answer perplexity, confidence (1/perplexity) and the verifier's p_right are node scores.
 
-Local keys come from one call over the whole map (Eq. 2 and the released code), one key set
-per question mapped back to its node; ``local_extraction`` keeps one call per node as an
-option. p_right's two scoring passes per verdict run only when something reads them
+Local keys come from one call per node (the paper's text), decoded together as one batch
+(``extract_batch``); ``local_extraction`` offers Eq. 2's one call over the whole map (the
+released code), which the 1.5B model turns into copies of one key set. p_right's two scoring passes per verdict run only when something reads them
 (``min_p_right`` > 0, or ``verdict_scores`` = always); a skipped one is recorded as such.
 
 Batched (``batch_size`` calls together, ``batched.together``; events in the same order): the
@@ -54,6 +54,7 @@ span_perplexity = R.span_perplexity
 _ONE_CALL = "#coggrag-one-extraction-call-scoring-only-when-read"
 _HOTPOTQA = "#on-hotpotqa"
 _FEWER = "#coggrag-fewer-tokens-to-read-and-to-write"
+_KEYS = "#coggrag-key-extraction-per-node-decoded-together"
 
 
 @dataclass
@@ -70,12 +71,12 @@ class CogConfig(PresetConfig):
     degenerate_cos: float = knob(0.95, "A single child this similar to its parent is a "
                                  "degenerate split (the parent becomes a leaf)", min=0.5,
                                  max=1.0, group="decomposition")
-    local_extraction: str = knob("one_call", "Key extraction: one_call = one call for the whole "
-                                 "map, keys per question (Eq. 2); per_node = a call per node; "
-                                 "batched = one call, keys not attributed",
-                                 choices=["one_call", "per_node", "batched"], group="retrieval",
-                                 paper="Eq. 2: one call over the map (the code too)",
-                                 status="paper", evidence=_ONE_CALL)
+    local_extraction: str = knob("per_node", "Key extraction: per_node = a call per node "
+                                 "(the paper's text); one_call = one call, keys per question "
+                                 "(the code); batched = one call, keys not attributed",
+                                 choices=["per_node", "one_call", "batched"], group="retrieval",
+                                 paper="the text: per question; Eq. 2 and the code: one call "
+                                 "over the map", status="paper", evidence=_KEYS)
     global_keys: bool = knob(True, "Global key subgraph over all questions (off = the -ng "
                              "ablation)", group="retrieval", paper=True, ablation=True)
     use_tuples_as_keys: bool = knob(False, "Also prune with (entity, relation) tuples (the "
@@ -167,6 +168,11 @@ class CogConfig(PresetConfig):
                                  "triples, then oldest M̂ pairs are dropped beyond it (each "
                                  "call says what it dropped)", min=0.2, max=0.95, group="llm")
     batch_size: int = batch_knob()
+    extract_batch: int = knob(4, "Key-extraction calls (one per node, and the global one) "
+                              "decoded as one batch of at most this many sequences, which share "
+                              "decode steps (1 = one after another)",
+                              min=1, max=8, group="batching", status="extension",
+                              evidence=_KEYS)
     min_p_right: float = knob(0.0, "Also re-think an answer judged right when the verifier's "
                               "p_right is below this (0-1; 0 = off, not in the paper)", min=0.0,
                               max=1.0, group="reasoning", paper=0.0, status="experimental",
@@ -289,7 +295,7 @@ class CogGRAG(Method):
                 P.schema_global(cfg.max_items + 2),
                 self._explore(ctx, cfg.max_tokens_extract, "global"), node_id="0",
                 prompt_version=pv, validate=validate_global))
-        got = yield from together(ctx, extract, cfg.batch_size)
+        got = yield from together(ctx, extract, max(cfg.batch_size, cfg.extract_batch))
         for i in order[1:] if cfg.local_extraction == "batched" else ():
             nodes[i].local_keys = {"entities": [], "tuples": [], "triples": [],
                                    "owner": "BATCH"}

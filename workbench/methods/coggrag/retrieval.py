@@ -38,7 +38,12 @@ def validate_local(obj: Any) -> dict[str, Any]:
            if isinstance(t, list) and len(t) == 2]
     tri = [[str(a).strip() for a in t] for t in obj.get("triples", [])
            if isinstance(t, list) and len(t) == 3]
-    return {"entities": list(dict.fromkeys(ents)), "tuples": tup, "triples": tri}
+    # a small model repeats an item until its list is full: each copy would be matched again
+    return {"entities": list(dict.fromkeys(ents)), "tuples": _once(tup), "triples": _once(tri)}
+
+
+def _once(rows: list[list[str]]) -> list[list[str]]:
+    return [list(r) for r in dict.fromkeys(map(tuple, rows))]
 
 
 def validate_global(obj: Any) -> list[list[str]]:
