@@ -35,6 +35,7 @@ def _toy_events():
 # what depends on the cache history, not on the run: the prompt cache changes no output
 # (llm/prefix_store.py), only how much of a prompt it served
 VOLATILE = {"call_id", "call_ids", "merge_call_id", "score_id", "batch", "run_id", "batch_size",
+            "extract_batch",
             "seconds", "reused_from", "cached_prompt_tokens", "cache"}
 
 
@@ -259,6 +260,7 @@ def test_coggrag_batched_and_sequential_traces_are_identical(verdicts):
         be = cog._backend(verdicts=verdicts, answers={cog.SUB1: "Ilse Varga",
                                                       cog.SUB2: "Port Amsel"})
         ctx = RunContext(llm=be, config=cfgmod.build(CogConfig, {"batch_size": size,
+                                                              "extract_batch": size,
                                                               "verdict_scores": "always"}),
                          kg=kg, embedder=cog.BowEmbedder(), gold=question("t2"))
         return _run_events(CogGRAG(), ctx, cog.ROOT_Q)
