@@ -19,8 +19,9 @@ Answer perplexity, confidence (1/perplexity) and the verifier's p_right are node
 
 Local keys come from one call per node (the paper's text), decoded together as one batch
 (``extract_batch``); ``local_extraction`` offers Eq. 2's one call over the whole map (the
-released code), which the 1.5B model turns into copies of one key set. p_right's two scoring passes per verdict run only when something reads them
-(``min_p_right`` > 0, or ``verdict_scores`` = always); a skipped one is recorded as such.
+released code), which the 1.5B model turns into copies of one key set. p_right's two
+scoring passes per verdict run only when something reads them (``min_p_right`` > 0, or
+``verdict_scores`` = always); a skipped one is recorded as such.
 
 Batched (``batch_size`` calls together, ``batched.together``; events in the same order): the
 local-key call(s) with the global-key call, and the settling of the members of one sibling
