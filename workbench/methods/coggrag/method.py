@@ -23,9 +23,10 @@ released code), which the 1.5B model turns into copies of one key set. p_right's
 scoring passes per verdict run only when something reads them (``min_p_right`` > 0, or
 ``verdict_scores`` = always); a skipped one is recorded as such.
 
-Batched (``batch_size`` calls together, ``batched.together``; events in the same order): the
-local-key call(s) with the global-key call, and the settling of the members of one sibling
-group (verification, p_right's scorings, re-think). Not the decomposition:
+Batched (``batched.together``; events in the same order): the local-key call(s) with the
+global-key call (``extract_batch``, or ``batch_size`` if larger), and under ``batch_size``
+the settling of the members of one sibling group (verification, p_right's scorings,
+re-think). Not the decomposition:
 whether a node is split at all depends on the node budget the splits before it used.
 """
 from __future__ import annotations
