@@ -103,6 +103,11 @@ OLD_VS_NEW = {
     "crp-rag-merge": ("crp-rag", (
         ("crp-rag [tau_combine 0.9]", {"tau_combine": 0.9}, True, {}),
         ("crp-rag [tau_combine 0.8]", {"tau_combine": 0.8}, True, {}))),
+    # the merge call alone (Eq. 6's P_combine against keeping the group's first proposal,
+    # final when a member is): both sides today's defaults otherwise
+    "crp-rag-merge-by": ("crp-rag", (
+        ("crp-rag [merge call]", {"merge_by": "call"}, True, {}),
+        ("crp-rag [first proposal, no call]", {"merge_by": "first"}, True, {}))),
     # the proposal experiment (samples stayed): both sides keep prefixes
     "crp-rag-list": ("crp-rag", (
         ("crp-rag [samples, no memo]", {"proposals": "samples"}, False, {}),

@@ -151,6 +151,39 @@ def test_similar_proposals_merge_and_keep_all_parents():
     assert not any(e["type"] == "answers_integrated" for e in tr.log)
 
 
+def test_merge_by_first_keeps_the_first_proposal_without_a_call():
+    called = run(make_backend(DIAMOND, {}))
+    tr = run(make_backend(DIAMOND, {}), {"merge_by": "first"})
+    assert tr.status == "finished", tr.errors
+    assert not trace_problems(tr)
+    purposes = [c["purpose"].split(":")[0] for c in tr.llm_calls.values()]
+    assert "combine" not in purposes
+    assert len(tr.llm_calls) == len(called.llm_calls) - 1
+    m = next(n for n in tr.nodes.values() if n.attrs.get("merged"))
+    # members sorted by parent, then sample: A's first sample comes first
+    assert m.text == "Find the studio of that film."
+    assert len(m.parents) == 2 and m.kind == "final"
+    ev = next(e for e in tr.log if e["type"] == "proposals_merged")["data"]
+    assert ev["merged_by"] == "first" and ev["call_id"] is None and not ev["fallback"]
+    assert m.attrs["merge_call_id"] is None and len(m.attrs["merged_from"]) == 4
+
+
+def test_merge_by_first_is_final_only_when_a_member_is():
+    # the root's two samples say the same (not final): the call's demos always answer
+    # is_final true, the first-proposal merge keeps the members' verdict and goes on
+    step = "Find the studio of the 2001 Miyazaki film."
+    plan = {"none": [{"step": step, "is_final": False}],
+            step: [{"step": "Name the country of that studio.", "is_final": True}]}
+    called = run(make_backend(plan, {}))
+    first = run(make_backend(plan, {}), {"merge_by": "first"})
+    m_call = next(n for n in called.nodes.values() if n.attrs.get("merged"))
+    m_first = next(n for n in first.nodes.values() if n.attrs.get("merged"))
+    assert m_call.kind == "final"               # what the scripted P_combine says
+    assert m_first.kind == "step" and m_first.text == step
+    assert any(n.text == "Name the country of that studio." and n.parents == [m_first.id]
+               for n in first.nodes.values())
+
+
 def test_proposals_below_merge_threshold_stay_separate():
     # the studio proposal under A and the one under B are at cosine 0.8 (the two samples
     # under one parent are identical, cosine 1.0, and always merge)

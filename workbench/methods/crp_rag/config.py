@@ -89,6 +89,10 @@ class CrpRagConfig(PresetConfig):
                               "reworded steps, 0.90 only near-copies", min=0.0, max=1.0,
                               group="graph construction", paper="not reported (BGE-large-en)",
                               evidence="#merging-reworded-proposals-tau_combine")
+    merge_by: str = knob("call", "Similar proposals become one node by: call = a P_combine call "
+                         "(Eq. 6); first = no call, the first proposal, final if any member is",
+                         choices=["call", "first"], group="graph construction",
+                         paper="call", evidence="#what-the-merge-call-does")
     max_iterations: int = knob(4, "Depth cap: open sinks at this depth become forced finals.",
                                min=1, max=8, group="graph construction")
     max_new_per_iter: int = knob(4, "Width cap: new nodes kept per iteration (rest: capped).",

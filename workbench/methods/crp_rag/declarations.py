@@ -56,7 +56,8 @@ EVENTS = (
           "its node cap.", "iteration proposals text parents reason", node=False),
     event("proposals_merged", SOURCE, "Similar proposals were merged into one node.",
           "iteration members texts sims merged_text is_final parents raw call_id fallback",
-          node=False),
+          "merged_by", node=False,
+          more="merged_by is missing from runs stored before merge_by was added (all call)"),
     event("node_retrieved", SOURCE, "Passages were retrieved for a node's step.",
           "query k docs", node=True),
     event("node_aggregated", SOURCE, "The retrieved passages were summarised into the node's "

@@ -488,7 +488,8 @@ class CrpRag(Method):
     def _combine(self, ctx: RunContext, q: str, cands: list[_Proposal], sim: np.ndarray,
                  g: list[int], n: int) -> Iterator[T.Event]:
         """One group of similar proposals as a node record; a group of two or more is fused
-        by one P_combine call (run with the other groups')."""
+        by one P_combine call (run with the other groups'), or with ``merge_by=first`` kept
+        as its first proposal, final when any member is."""
         cfg: CrpRagConfig = ctx.config
         members = [cands[i] for i in g]
         parents = list(dict.fromkeys(c.parent for c in members))
@@ -502,12 +503,15 @@ class CrpRag(Method):
         sims = [[cands[i].pid, cands[j].pid, round(float(sim[i, j]), 4)]
                 for a, i in enumerate(g) for j in g[a + 1:]]
         calls: list[T.Event] = []
-        parsed = yield from tap(ctx.generate_json(
-            "combine", P.combine(q, texts, cfg.comparison_demos), P.COMBINE_SCHEMA,
-            greedy(cfg.gen_max_tokens),
-            node_id=parents[0], prompt_version=self.pv, validate=_valid_step), calls)
-        fallback = parsed is None or not parsed[0]
-        if fallback:
+        parsed = None
+        if cfg.merge_by == "call":
+            parsed = yield from tap(ctx.generate_json(
+                "combine", P.combine(q, texts, cfg.comparison_demos), P.COMBINE_SCHEMA,
+                greedy(cfg.gen_max_tokens),
+                node_id=parents[0], prompt_version=self.pv, validate=_valid_step), calls)
+        fallback = cfg.merge_by == "call" and (parsed is None or not parsed[0])
+        if parsed is None or not parsed[0]:
+            # the spec's rule where P_combine gives no answer (§7 gap 9): first text, OR
             text, fin = texts[0], any(c.is_final for c in members)
         else:
             text, fin = parsed
@@ -516,7 +520,7 @@ class CrpRag(Method):
         yield T.custom("proposals_merged", None, iteration=n,
                        members=[c.pid for c in members], texts=texts, sims=sims,
                        merged_text=text, is_final=fin, parents=parents, raw=raw,
-                       call_id=call_id, fallback=fallback)
+                       call_id=call_id, fallback=fallback, merged_by=cfg.merge_by)
         return dict(text=text, is_final=fin, parents=parents, merged=True,
                     members=[c.pid for c in members], origin=origin, merged_from=texts,
                     merge_sims=sims, merge_call_id=call_id, merge_raw=raw,
