@@ -509,8 +509,9 @@ class CrpRag(Method):
                 "combine", P.combine(q, texts, cfg.comparison_demos), P.COMBINE_SCHEMA,
                 greedy(cfg.gen_max_tokens),
                 node_id=parents[0], prompt_version=self.pv, validate=_valid_step), calls)
-        fallback = cfg.merge_by == "call" and (parsed is None or not parsed[0])
-        if parsed is None or not parsed[0]:
+        no_text = parsed is None or not parsed[0]
+        fallback = no_text and cfg.merge_by == "call"
+        if no_text:
             # the spec's rule where P_combine gives no answer (§7 gap 9): first text, OR
             text, fin = texts[0], any(c.is_final for c in members)
         else:
