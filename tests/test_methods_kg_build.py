@@ -160,6 +160,37 @@ def test_cli_build_and_info(monkeypatch, capsys):
     assert "2/4 passages (partial)" in capsys.readouterr().out
 
 
+def test_cli_builds_only_the_passages_of_the_questions_asked(monkeypatch, capsys):
+    from types import SimpleNamespace as Q
+    from workbench import cli
+    from workbench.commands import kg as kgcmd
+    ds = FakeDS()
+    ds.questions = [Q(split="train", meta={"context_ids": ["p1", "p2"]}),
+                    Q(split="dev", meta={"context_ids": ["p4", "p2"]}),
+                    Q(split="test", meta={"context_ids": ["p3"]})]
+    be = _backend()
+    monkeypatch.setattr(kgcmd, "backend_from_args", lambda a: be)
+    import workbench.datasets as dsmod
+    monkeypatch.setattr(dsmod, "load_dataset", lambda name: ds)
+    assert cli.main(["kg", "build", "tiny", "--first", "2", "--split", "dev,test",
+                     "--no-progress"]) == 0
+    assert "2 selected passages complete; 2/4 corpus passages" in capsys.readouterr().out
+    # the dev question's passages, in corpus order; nothing of the train or third question
+    assert [c["prompt"].split("Title: ")[1].split("\n")[0] for c in be.calls] == [
+        "Ilse Varga", "Norvania", "Norvania"]           # Norvania's bad output, retried
+    info = built_kgs.built_kgs("tiny")[0]
+    assert info["selection"] == "1 question (first 2, split dev,test)"
+    assert cli.main(["kg", "info", "tiny"]) == 0
+    assert "passages of 1 question (first 2, split dev,test)" in capsys.readouterr().out
+    assert "(those that came with 1 question (first 2, split dev,test))" in \
+        built_kgs.partial_note(built_kgs.load_built_kg("tiny"))
+    # questions without passages of their own: a clear refusal, no model loaded
+    for q in ds.questions:
+        q.meta = {}
+    assert cli.main(["kg", "build", "tiny", "--split", "dev", "--no-progress"]) == 2
+    assert "came with no passages of their own" in capsys.readouterr().err
+
+
 def test_kg_methods_explain_how_to_build_a_missing_kg():
     from workbench.methods.base import RunContext
     from workbench.methods.coggrag.method import CogConfig, CogGRAG

@@ -15,7 +15,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = ks.add_parser("build", help="extract a KG from a dataset's passages with the LLM "
                                     "(resumable; cached per corpus and model)")
     b.add_argument("dataset")
-    b.add_argument("--limit", type=number(int, 1), help="only the first N passages")
+    b.add_argument("--limit", type=number(int, 1), help="only the first N (selected) passages")
+    b.add_argument("--first", type=number(int, 1), metavar="N",
+                   help="only the passages that came with the dataset's first N questions "
+                        "(as the benchmarks' --first picks them)")
+    b.add_argument("--split", help="only the passages that came with the questions of these "
+                                   "splits (comma-separated, e.g. dev,test)")
     b.add_argument("--max-triples", type=number(int, 1), default=8,
                    help="triples per passage (default 8)")
     b.add_argument("--max-tokens", type=number(int, 1), default=320)
@@ -37,16 +42,38 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ..datasets import load_dataset
     from ..knowledge.kg_build import build_kg
     ds = load_dataset(args.dataset)
+    ids, selection = None, None
+    if args.first or args.split:
+        ids, selection = question_passages(ds, args.first, args.split)
+        if not ids:
+            print(f"error: the selected questions of {ds.name} came with no passages of their "
+                  f"own (only datasets imported with per-question contexts, such as HotpotQA, "
+                  f"have them); build without --first/--split, or with --limit",
+                  file=sys.stderr)
+            return 2
     llm = backend_from_args(args)
     res = build_kg(ds, llm, limit=args.limit, max_triples=args.max_triples,
                    max_tokens=args.max_tokens, batch=args.batch, progress=not args.no_progress,
-                   restart=args.restart, echo=lambda s: print(s, file=sys.stderr))
+                   restart=args.restart, passage_ids=ids, selection=selection,
+                   echo=lambda s: print(s, file=sys.stderr))
     state = "complete" if res.complete else "partial (run again to resume)"
     print(f"{res.dataset}: {res.passages_total} selected passages {state}; "
           f"{res.passages_done}/{res.meta.get('passages_total')} corpus passages extracted, "
           f"{res.newly_done} new, {res.parse_failures} parse failures -> "
           f"{res.n_entities} entities, {res.n_triples} triples in {res.seconds:.1f} s; {res.dir}")
     return 0
+
+
+def question_passages(ds, first: int | None, split: str | None) -> tuple[list[str], str]:
+    """The ids of the passages that came with a set of questions (the first ``first``, then
+    those of ``split``), so a KG can be built for the questions a benchmark will ask."""
+    pool = ds.questions[:first] if first else ds.questions
+    splits = set(split.split(",")) if split else None
+    qs = [q for q in pool if splits is None or q.split in splits]
+    ids = list(dict.fromkeys(i for q in qs for i in q.meta.get("context_ids") or []))
+    words = ", ".join(w for w in (f"first {first}" if first else "",
+                                  f"split {split}" if split else "") if w)
+    return ids, f"{len(qs)} question{'' if len(qs) == 1 else 's'} ({words})"
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -64,7 +91,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     for m in built:
         print(f"  built with {m.get('model')} ({str(m.get('model_sha256', ''))[:12]}): "
               f"{m.get('passages_done')}/{m.get('passages_total')} passages"
-              f"{'' if m.get('corpus_complete') else ' (partial)'}, {m.get('entities')} entities, "
+              f"{'' if m.get('corpus_complete') else ' (partial)'}"
+              f"{', passages of ' + m['selection'] if m.get('selection') else ''}, "
+              f"{m.get('entities')} entities, "
               f"{m.get('triples')} triples, {m.get('parse_failures')} parse failures  "
               f"{m.get('path')}")
     if own is None and not built:

@@ -65,7 +65,9 @@ def partial_note(kg: Any) -> str | None:
     done, total = int(m.get("passages_done") or 0), int(m.get("passages_total") or 0)
     if not m or m.get("corpus_complete") or done >= total:
         return None
+    how = (f"those that came with {m['selection']}" if m.get("selection")
+           else "built with --limit, or interrupted")
     return (f"This knowledge graph was extracted by {m.get('model', 'the LLM')} from {done} of "
-            f"the {total} passages of {m.get('dataset')} (built with --limit, or interrupted): facts "
+            f"the {total} passages of {m.get('dataset')} ({how}): facts "
             f"in the other passages are not in it, while the text methods search all of them. "
             f"Run `python -m workbench kg build {m.get('dataset')}` to extract the rest.")

@@ -205,8 +205,13 @@ def assemble(records: Iterable[dict[str, Any]]):
 def build_kg(dataset: Any, llm: Any, *, limit: int | None = None, max_triples: int = 8,
              max_tokens: int = 320, max_chars: int = 1500, batch: int = 1,
              progress: bool = True, restart: bool = False,
+             passage_ids: Iterable[str] | None = None, selection: str | None = None,
              echo: Callable[[str], None] | None = None) -> BuildResult:
     """Extract (or resume extracting) the KG of ``dataset``'s first ``limit`` passages.
+
+    ``passage_ids`` narrows the corpus to those passages first (kept in corpus order), so
+    a KG holds what a set of questions needs; ``selection`` says in words which, for the
+    build's meta.
 
     ``dataset`` is an object with ``name``, ``passages`` and ``corpus_hash`` (a
     :class:`~workbench.datasets.Dataset`; the caller loads it, so this module never
@@ -218,6 +223,11 @@ def build_kg(dataset: Any, llm: Any, *, limit: int | None = None, max_triples: i
     if not passages:
         raise LookupError(f"dataset {ds.name!r} has no passages to build a KG from")
     total_all = len(passages)
+    if passage_ids is not None:
+        want = set(passage_ids)
+        passages = [p for p in passages if p.id in want]
+        if not passages:
+            raise LookupError(f"none of the selected passages is in dataset {ds.name!r}")
     if limit is not None:
         passages = passages[:max(0, int(limit))]
     info = getattr(llm, "info", None)
@@ -269,7 +279,7 @@ def build_kg(dataset: Any, llm: Any, *, limit: int | None = None, max_triples: i
         corpus_complete = len(recs) >= total_all
         meta = {"dataset": ds.name, "corpus_hash": ds.corpus_hash, "model": model,
                 "model_sha256": sha, "prompt_version": PROMPT_VERSION,
-                "limit": limit, "passages_total": total_all, "passages_selected": len(passages),
+                "limit": limit, "selection": selection, "passages_total": total_all, "passages_selected": len(passages),
                 "passages_done": len(recs), "complete": complete,
                 "corpus_complete": corpus_complete, "parse_failures": failures,
                 "entities": kg.n_entities, "triples": kg.n_triples,
