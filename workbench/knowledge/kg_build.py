@@ -279,7 +279,9 @@ def build_kg(dataset: Any, llm: Any, *, limit: int | None = None, max_triples: i
         corpus_complete = len(recs) >= total_all
         meta = {"dataset": ds.name, "corpus_hash": ds.corpus_hash, "model": model,
                 "model_sha256": sha, "prompt_version": PROMPT_VERSION,
-                "limit": limit, "selection": selection, "passages_total": total_all, "passages_selected": len(passages),
+                "limit": limit, "passages_total": total_all,
+                # only while the graph holds exactly the selection (a KG grows across builds)
+                "selection": selection if complete and len(recs) == len(passages) else None, "passages_selected": len(passages),
                 "passages_done": len(recs), "complete": complete,
                 "corpus_complete": corpus_complete, "parse_failures": failures,
                 "entities": kg.n_entities, "triples": kg.n_triples,
