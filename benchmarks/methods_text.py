@@ -252,7 +252,8 @@ def row_of(q, tr, wall: float) -> "Row":
                refused, tr.status == "failed",
                tot.get("cached_prompt_tokens", 0), tot.get("prompt_tokens", 0),
                tot.get("reused_calls", 0),
-               (sib["pairs"], sib["near_duplicates"]) if sib else None)
+               (sib["pairs"], sib["near_duplicates"]) if sib else None,
+               unknown=refused or bool(ans.get("idk")))
 
 
 def side_backends(sides, be, load: Callable[[dict], Any]) -> dict[str, Any]:
@@ -343,6 +344,9 @@ class Row:
     prompt: int = 0
     reused: int = 0             # calls answered by the run's memo (not in ``calls``)
     siblings: tuple[int, int] | None = None   # CRP-RAG: sibling pairs, near-duplicates
+    # answered "I don't know": a refusal, or an answer the span call read as unknown (which
+    # is not a refusal: the method answered), so refusal rates alone undercount non-answers
+    unknown: bool = False
 
 
 class Table:
@@ -371,6 +375,7 @@ class Table:
              "em": round(statistics.mean(r.em for r in rows), 3),
              "token_f1": round(statistics.mean(r.f1 for r in rows), 3),
              "refusal_rate": round(sum(r.refused for r in rows) / n, 3),
+             "unknown_answer_rate": round(sum(r.unknown for r in rows) / n, 3),
              "failed": sum(r.failed for r in rows), "retrieval": retrieval,
              "cached_prompt_share": round(sum(r.cached for r in timed)
                                           / max(sum(r.prompt for r in timed), 1), 3)
@@ -396,7 +401,8 @@ class Table:
               f"{f['refusal_rate']:7.2f} {f['failed']:6d} {retrieval}"
               + (f"  (wall over {len(walls)} runs)" if len(walls) < n else ""), flush=True)
         print(f"{'':22s} fresh prompt tokens {f['mean_fresh_prompt_tokens']:.0f}, reused calls "
-              f"{f['mean_reused_calls']:.2f}"
+              f"{f['mean_reused_calls']:.2f}, answered \"I don't know\" "
+              f"{f['unknown_answer_rate']:.2f}"
               + (f", sibling near-duplicates {f['sibling_near_duplicate_rate']} of "
                  f"{f['sibling_pairs']} pairs" if "sibling_pairs" in f else ""), flush=True)
 

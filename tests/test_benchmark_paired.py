@@ -92,6 +92,25 @@ def test_a_series_wall_time_comes_with_its_cached_prompt_share(capsys):
     assert "48%" in capsys.readouterr().out
 
 
+def test_a_span_read_as_unknown_counts_as_an_unknown_answer_not_a_refusal(capsys):
+    """CogGRAG's root answered "craft" and the span call read it as unknown: the method did
+    not refuse, yet the answer is "I don't know"; the table gives both rates."""
+    from types import SimpleNamespace as NS
+    q = NS(id="q", gold_answers=["early twentieth century"])
+    def tr(answer: dict) -> object:
+        return NS(summary={"totals": {"llm_calls": 3}}, answer=answer, log=[], status="finished")
+    rows = [methods_text.row_of(q, tr({"text": "I don't know", "idk": True}), 1.0),
+            methods_text.row_of(q, tr({"text": "I don't know", "refused": True}), 1.0),
+            methods_text.row_of(q, tr({"text": "1920s"}), 1.0)]
+    assert [(r.refused, r.unknown) for r in rows] == [(False, True), (True, True),
+                                                      (False, False)]
+    table = methods_text.Table()
+    table.add("coggrag", rows, "kg")
+    f = table.figures["coggrag"]
+    assert (f["refusal_rate"], f["unknown_answer_rate"]) == (0.333, 0.667)
+    assert 'answered "I don\'t know" 0.67' in capsys.readouterr().out
+
+
 def test_a_series_with_no_timed_run_has_no_cached_share(capsys):
     table = methods_text.Table()
     table.add("crp-rag", [methods_text.Row("a", 9, 900, None, 1.0, 1.0, 1.0, False, False,
