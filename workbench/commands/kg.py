@@ -44,7 +44,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     ds = load_dataset(args.dataset)
     ids, selection = None, None
     if args.first or args.split:
-        ids, selection = question_passages(ds, args.first, args.split)
+        try:
+            ids, selection = question_passages(ds, args.first, args.split)
+        except LookupError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         if not ids:
             print(f"error: the selected questions of {ds.name} came with no passages of their "
                   f"own (only datasets imported with per-question contexts, such as HotpotQA, "
@@ -67,9 +71,12 @@ def cmd_build(args: argparse.Namespace) -> int:
 def question_passages(ds, first: int | None, split: str | None) -> tuple[list[str], str]:
     """The ids of the passages that came with a set of questions (the first ``first``, then
     those of ``split``), so a KG can be built for the questions a benchmark will ask."""
+    from ..datasets import splits
     pool = ds.questions[:first] if first else ds.questions
-    splits = set(split.split(",")) if split else None
-    qs = [q for q in pool if splits is None or q.split in splits]
+    names = {splits.normalise(n) for n in (split or "").split(",") if n.strip()}
+    for n in names:     # a split the dataset lacks: the error names those it has
+        splits.select(ds.questions, n)
+    qs = [q for q in pool if not names or q.split in names]
     ids = list(dict.fromkeys(i for q in qs for i in q.meta.get("context_ids") or []))
     words = ", ".join(w for w in (f"first {first}" if first else "",
                                   f"split {split}" if split else "") if w)
