@@ -184,6 +184,11 @@ def test_cli_builds_only_the_passages_of_the_questions_asked(monkeypatch, capsys
     assert "passages of 1 question (first 2, split dev,test)" in capsys.readouterr().out
     assert "(those that came with 1 question (first 2, split dev,test))" in \
         built_kgs.partial_note(built_kgs.load_built_kg("tiny"))
+    # with --limit the graph holds only some of those questions' passages: not named
+    assert cli.main(["kg", "build", "tiny", "--split", "dev", "--limit", "1", "--restart",
+                     "--no-progress"]) == 0
+    capsys.readouterr()
+    assert built_kgs.built_kgs("tiny")[0]["selection"] is None
     # a split the dataset does not have is named as such, not as questions without passages
     assert cli.main(["kg", "build", "tiny", "--split", "tset", "--no-progress"]) == 2
     assert "no questions in split 'tset'" in capsys.readouterr().err

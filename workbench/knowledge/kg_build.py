@@ -279,9 +279,11 @@ def build_kg(dataset: Any, llm: Any, *, limit: int | None = None, max_triples: i
         corpus_complete = len(recs) >= total_all
         meta = {"dataset": ds.name, "corpus_hash": ds.corpus_hash, "model": model,
                 "model_sha256": sha, "prompt_version": PROMPT_VERSION,
-                "limit": limit, "passages_total": total_all,
-                # only while the graph holds exactly the selection (a KG grows across builds)
-                "selection": selection if complete and len(recs) == len(passages) else None, "passages_selected": len(passages),
+                "limit": limit, "passages_total": total_all, "passages_selected": len(passages),
+                # only while the graph holds exactly those questions' passages (a KG grows
+                # across builds, and --limit keeps only some of them)
+                "selection": selection if limit is None and complete
+                and len(recs) == len(passages) else None,
                 "passages_done": len(recs), "complete": complete,
                 "corpus_complete": corpus_complete, "parse_failures": failures,
                 "entities": kg.n_entities, "triples": kg.n_triples,
