@@ -63,6 +63,8 @@ ONE_PREFIX = {"prefix_cache_tokens": 0}
 NO_LOOP_STOP = {"loop_stop": 0}
 # CRP-RAG's span call even when the long answer states its span itself
 CRP_EVERY_CALL = {"span_if_stated": False}
+# CRP-RAG's proposals before samples_below_root: samples_per_sink (two) at every open step
+TWO_BELOW_ROOT = {"samples_below_root": 0}
 # CogGRAG's changes of #42: the method's (one extraction call, scoring only when read) and
 # the forms of its prompts and outputs (docs/methods/coggrag.md, "fewer tokens")
 COG_OLD_METHOD = {"local_extraction": "per_node", "extract_batch": 1,
@@ -75,16 +77,22 @@ COG_NEW_METHOD = {"local_extraction": "per_node", "extract_batch": 4,
 COG_OLD_FORM = {"prompt_layout": "paper", "answer_echo": True}
 COG_NEW_FORM = {"prompt_layout": "knowledge_first", "answer_echo": False}
 OLD_VS_NEW = {
-    # the defaults when CRP-RAG's cost was first measured against today's: both sample two
-    # proposals per sink; today reworded proposals merge (tau_combine 0.80, was 0.90), a run's
-    # memo answers repeated greedy calls and kept prefixes serve each kind of call's
-    # instructions
+    # the defaults when CRP-RAG's cost was first measured against today's: then two sampled
+    # proposals at every open step, today two at the root and one below it; today reworded
+    # proposals merge (tau_combine 0.80, was 0.90), a run's memo answers repeated greedy calls
+    # and kept prefixes serve each kind of call's instructions
     "crp-rag": ("crp-rag", (
-        ("crp-rag [old: tau_combine 0.9, span call always, no memo, one prefix, loops run on]",
-         {"proposals": "samples", "tau_combine": 0.9, **CRP_EVERY_CALL}, False,
-         {**ONE_PREFIX, **NO_LOOP_STOP}),
-        ("crp-rag [new: tau_combine 0.8, stated spans read, memo, kept prefixes, loops stopped]",
-         {"proposals": "samples", "tau_combine": 0.8}, True, {}))),
+        ("crp-rag [old: two samples at every step, tau_combine 0.9, span call always, no "
+         "memo, one prefix, loops run on]",
+         {"proposals": "samples", **TWO_BELOW_ROOT, "tau_combine": 0.9, **CRP_EVERY_CALL},
+         False, {**ONE_PREFIX, **NO_LOOP_STOP}),
+        ("crp-rag [new: one sample below the root, tau_combine 0.8, stated spans read, memo, "
+         "kept prefixes, loops stopped]",
+         {"proposals": "samples", "samples_below_root": 1, "tau_combine": 0.8}, True, {}))),
+    # one sampled proposal below the root alone: both sides today's defaults otherwise
+    "crp-rag-below-root": ("crp-rag", (
+        ("crp-rag [two samples at every step]", TWO_BELOW_ROOT, True, {}),
+        ("crp-rag [one sample below the root]", {"samples_below_root": 1}, True, {}))),
     # the loop check alone
     "crp-rag-loop": ("crp-rag", (
         ("crp-rag [loops run on]", {}, True, NO_LOOP_STOP),
@@ -96,9 +104,9 @@ OLD_VS_NEW = {
     # the backend and the memo alone, at the earlier merge threshold on both sides
     "crp-rag-cache": ("crp-rag", (
         ("crp-rag [old: no memo, one prefix]",
-         {"proposals": "samples", "tau_combine": 0.9}, False, ONE_PREFIX),
+         {"proposals": "samples", **TWO_BELOW_ROOT, "tau_combine": 0.9}, False, ONE_PREFIX),
         ("crp-rag [new: memo, kept prefixes]",
-         {"proposals": "samples", "tau_combine": 0.9}, True, {}))),
+         {"proposals": "samples", **TWO_BELOW_ROOT, "tau_combine": 0.9}, True, {}))),
     # the merge threshold alone: both sides keep prefixes and the memo
     "crp-rag-merge": ("crp-rag", (
         ("crp-rag [tau_combine 0.9]", {"tau_combine": 0.9}, True, {}),

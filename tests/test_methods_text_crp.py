@@ -135,7 +135,7 @@ def test_similar_proposals_merge_and_keep_all_parents():
     m = merged[0]
     assert sorted(m.parents) == sorted([a, b])            # merged node keeps both parents
     assert m.text == "Find the studio of the film (merged)."
-    assert len(m.attrs["merged_from"]) == 4                 # 2 samples under each of A and B
+    assert len(m.attrs["merged_from"]) == 2                 # one sample under each of A and B
     assert all(s[2] > 0.9 for s in m.attrs["merge_sims"])
     ev = next(e for e in tr.log if e["type"] == "proposals_merged")
     assert sorted(ev["data"]["parents"]) == sorted([a, b])
@@ -165,7 +165,7 @@ def test_merge_by_first_keeps_the_first_proposal_without_a_call():
     assert len(m.parents) == 2 and m.kind == "final"
     ev = next(e for e in tr.log if e["type"] == "proposals_merged")["data"]
     assert ev["merged_by"] == "first" and ev["call_id"] is None and not ev["fallback"]
-    assert m.attrs["merge_call_id"] is None and len(m.attrs["merged_from"]) == 4
+    assert m.attrs["merge_call_id"] is None and len(m.attrs["merged_from"]) == 2
 
 
 def test_merge_by_first_is_final_only_when_a_member_is():
@@ -285,7 +285,7 @@ def test_events_follow_the_spec_order():
     assert seqs["proposals_merged"] < merged.history[0]
     # phases gc -> kra -> ag (-> the answer's span), with per-phase LLM counts in run_finished
     assert list(tr.summary["by_phase"]) == ["gc", "kra", "ag", "span"]
-    assert tr.summary["by_phase"]["gc"]["llm_calls"] == 2 + 4 + 1    # 2 root + 4 + 1 merge
+    assert tr.summary["by_phase"]["gc"]["llm_calls"] == 2 + 2 + 1    # 2 root + 2 + 1 merge
     assert tr.summary["by_phase"]["span"]["llm_calls"] == 1
 
 
@@ -491,21 +491,44 @@ def test_known_conditions_are_the_ancestors_without_the_root():
     assert not any(Q in line for line in done)
 
 
+def _proposal_calls_per_node(tr) -> dict[str, int]:
+    per_node: dict[str, int] = {}
+    for c in tr.llm_calls.values():
+        if c["purpose"] == "propose":
+            per_node[c["node_id"]] = per_node.get(c["node_id"], 0) + 1
+    return per_node
+
+
+@pytest.mark.parametrize("below, per_step", [(None, 1), (0, 2), (3, 3)])
+def test_samples_below_root_sets_the_proposals_of_every_step_but_the_root(below, per_step):
+    over = {} if below is None else {"samples_below_root": below}
+    tr = run(make_backend(DIAMOND, {}), over)
+    assert tr.status == "finished", tr.errors
+    assert not trace_problems(tr)
+    per_node = _proposal_calls_per_node(tr)
+    assert per_node.pop(tr.roots()[0]) == 2               # samples_per_sink at the root
+    a = next(n.id for n in tr.nodes.values() if n.text == A)
+    b = next(n.id for n in tr.nodes.values() if n.text == B)
+    assert per_node == {a: per_step, b: per_step}         # 0 = samples_per_sink, as before
+    # the deeper proposals of both steps still merge into one node with both parents
+    merged = [n for n in tr.nodes.values() if n.attrs.get("merged")]
+    assert len(merged) == 1 and sorted(merged[0].parents) == sorted([a, b])
+    assert len(merged[0].attrs["merged_from"]) == 2 * per_step
+    ev = next(e for e in tr.log if e["type"] == "similarity_computed" and e["data"]["iteration"] == 1)
+    assert ev["data"]["sibling_pairs"] == 2 * math.comb(per_step, 2)
+
+
 def test_structure_variants_tree_and_chain():
-    tree = run(make_backend(DIAMOND, {}), {"structure": "tree"})
+    tree = run(make_backend(DIAMOND, {}), {"structure": "tree", "samples_below_root": 0})
     assert not [c for c in tree.llm_calls.values() if c["purpose"] == "combine"]
     # the answer extraction reads every answered sink
     assert all(len(n.parents) <= 1 for n in tree.nodes.values()
                if n.kind not in ("answer", "answer_extraction"))
     assert len([n for n in tree.nodes.values() if n.kind == "final"]) == 4   # 2 samples x 2
     chain_be = make_backend(DIAMOND, {})
-    chain = run(chain_be, {"structure": "chain"})
-    props = [c for c in chain.llm_calls.values() if c["purpose"] == "propose"]
-    root = chain.roots()[0]
-    per_node: dict[str, int] = {}
-    for c in props:
-        per_node[c["node_id"]] = per_node.get(c["node_id"], 0) + 1
-    assert per_node.pop(root) == 2                    # the root still branches
+    chain = run(chain_be, {"structure": "chain", "samples_below_root": 3})
+    per_node = _proposal_calls_per_node(chain)
+    assert per_node.pop(chain.roots()[0]) == 2        # the root still branches
     assert per_node and all(v == 1 for v in per_node.values())   # one proposal per sink
     assert not [c for c in chain.llm_calls.values() if c["purpose"] == "combine"]
     assert all(len(n.parents) <= 1 for n in chain.nodes.values()
@@ -704,7 +727,7 @@ def test_sibling_near_duplicate_rate_counts_pairs_of_one_parent_above_0_8():
     root = tr.nodes[tr.roots()[0]]
     assert len(root.children) == 1 and tr.nodes[root.children[0]].attrs["merged"]
     # samples mode: the two samples of each sink are siblings (here identical: cosine 1)
-    tr = run(make_backend(DIAMOND, {}), {"proposals": "samples"})
+    tr = run(make_backend(DIAMOND, {}), {"proposals": "samples", "samples_below_root": 2})
     got = _sibling_rate(tr)
     assert got["pairs"] == 3 and got["near_duplicates"] >= 2
 

@@ -75,10 +75,18 @@ class CrpRagConfig(PresetConfig):
     list_max_steps: int = knob(3, "Most steps in one list proposal (proposals=list).", min=1,
                                max=3, group="graph construction",
                                paper="not reported (the examples branch at most 2 ways)")
-    samples_per_sink: int = knob(2, "Sampled proposals per open sink and iteration with "
-                                 "proposals=samples (spec §7 gap 5).", min=1, max=4,
+    samples_per_sink: int = knob(2, "Sampled proposals of the root with proposals=samples, "
+                                 "and of every open sink when samples_below_root is 0 (spec §7 "
+                                 "gap 5).", min=1, max=4,
                                  group="graph construction",
                                  paper="not reported (the examples branch at most 2 ways)")
+    samples_below_root: int = knob(1, "Sampled proposals per open step below the root "
+                                   "(proposals=samples; 0 = samples_per_sink); proposals of one "
+                                   "iteration still merge across parents", min=0, max=4,
+                                   group="graph construction",
+                                   paper="not reported (the worked examples branch at the root "
+                                   "and meet again in one merged step)", status="extension",
+                                   evidence="#one-proposal-below-the-root-samples_below_root")
     gen_temperature: float = knob(0.8, "Sampling temperature of new-node generation (GC is "
                                   "never greedy).", min=0.05, max=2.0, group="graph construction",
                                   paper="sampling; temperature not reported")

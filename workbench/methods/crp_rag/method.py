@@ -3,12 +3,12 @@
 Implements /work/shared/methods/crp-rag.md. Three phases run strictly in order:
 
 * ``gc``  — graph construction: per open sink, one sampled call returning a JSON list of
-  1-3 steps (``proposals=list``, Eq. 4) or ``samples_per_sink`` sampled one-step calls
-  (``proposals=samples``), each step ``{"step", "is_final"}``; the share of sibling
-  proposals above 0.8 similarity is the run's ``sibling_near_duplicates`` figure; proposals
-  of one iteration whose embedding cosine is
-  above ``tau_combine`` are grouped (connected components) and fused by one LLM call; a
-  merged node keeps the parents of all its members.
+  1-3 steps (``proposals=list``, Eq. 4) or ``samples_per_sink`` sampled one-step calls at
+  the root and ``samples_below_root`` below it (``proposals=samples``), each step
+  ``{"step", "is_final"}``; the share of sibling proposals above 0.8 similarity is the
+  run's ``sibling_near_duplicates`` figure; proposals of one iteration whose embedding
+  cosine is above ``tau_combine`` are grouped (connected components) and fused by one LLM
+  call; a merged node keeps the parents of all its members.
 * ``kra`` — per non-root node: retrieval with the node text (``query_with_question`` puts the
   question before it), then a knowledge summary.
 * ``ag``  — per node: an evaluation answer whose perplexity decides sufficiency
@@ -309,7 +309,9 @@ class CrpRag(Method):
         sink = _Sink(v, n, v.id == root_id)
         if cfg.proposals == "list":
             return [self._sample_list(ctx, q, known, sink, cands)]
-        k = 1 if (cfg.structure == "chain" and v.id != root_id) else cfg.samples_per_sink
+        k = cfg.samples_per_sink
+        if v.id != root_id:
+            k = 1 if cfg.structure == "chain" else (cfg.samples_below_root or k)
         return [self._sample(ctx, q, known, sink, s, cands if s == k - 1 else None)
                 for s in range(k)]
 
