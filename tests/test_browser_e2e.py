@@ -226,6 +226,24 @@ def _open_tab(page, name: str, timeout: float = 20.0) -> None:
                 raise
 
 
+def _download(page, button: str, timeout: float = 120.0):
+    """Click a download button until its download starts, and return the download.
+
+    As with tabs, a click that lands while the page reruns can be lost: once in a heavy
+    test pass, the export's download never started within 60 s.
+    """
+    deadline = time.time() + timeout
+    while True:
+        _settled(page)
+        try:
+            with page.expect_download(timeout=30_000) as dl:
+                page.get_by_role("button", name=button).click()
+            return dl.value
+        except Exception:            # noqa: BLE001 - the click was lost: click again
+            if time.time() > deadline:
+                raise
+
+
 def _nav(page, name: str) -> None:
     page.locator("[data-testid=stSidebarNav] a", has_text=name).first.click()
     page.wait_for_load_state()
@@ -574,10 +592,8 @@ def test_payloads_never_execute_live_or_exported(browser, tmp_path):
         rid = Store(tmp_path / "workbench.duckdb").list_runs(limit=1)[0]["run_id"]
         page.goto(srv.url + f"/runs?run={rid}")
         _open_tab(page, "Export", 60)
-        with page.expect_download(timeout=60_000) as dl:
-            page.get_by_role("button", name="Export standalone HTML").click()
         out = tmp_path / "export.html"
-        dl.value.save_as(out)
+        _download(page, "Export standalone HTML").save_as(out)
         shutil.copy(out, ARTIFACTS / "e2e_export.html")
         ex = _page(browser)
         ex.goto(out.as_uri())
