@@ -26,6 +26,19 @@ def test_split_names_from_files_and_aliases():
     assert splits.parse_ref("demo") == ("demo", "train")
 
 
+def test_select_many_reads_comma_separated_splits_as_select_reads_one():
+    qs = [Question(f"q{i}", "q?", split=["train", "dev", "test"][i % 3]) for i in range(9)]
+    got = splits.select_many(qs, "Validation, test")
+    assert [q.id for q in got] == ["q1", "q2", "q4", "q5", "q7", "q8"]     # in their order
+    for every in (None, "", "all", "dev,all"):
+        assert splits.select_many(qs, every) == qs
+    # a slice of the dataset without test questions: checked against the whole of it
+    assert splits.select_many(qs[:2], "test", known=qs) == []
+    with pytest.raises(LookupError, match="no questions in split 'tset'; this dataset has "
+                                          "dev, test, train"):
+        splits.select_many(qs[:2], "dev,tset", known=qs)
+
+
 def test_seeded_split_is_a_pure_function_of_id_and_seed():
     ids = [f"q{i}" for i in range(2000)]
     a = [splits.seeded(i, 0) for i in ids]

@@ -73,10 +73,7 @@ def question_passages(ds, first: int | None, split: str | None) -> tuple[list[st
     those of ``split``), so a KG can be built for the questions a benchmark will ask."""
     from ..datasets import splits
     pool = ds.questions[:first] if first else ds.questions
-    names = {splits.normalise(n) for n in (split or "").split(",") if n.strip()}
-    for n in names:     # a split the dataset lacks: the error names those it has
-        splits.select(ds.questions, n)
-    qs = [q for q in pool if not names or q.split in names]
+    qs = splits.select_many(pool, split, known=ds.questions)
     ids = list(dict.fromkeys(i for q in qs for i in q.meta.get("context_ids") or []))
     words = ", ".join(w for w in (f"first {first}" if first else "",
                                   f"split {split}" if split else "") if w)

@@ -99,6 +99,23 @@ def select(questions: Iterable[Any], split: str | None) -> list[Any]:
     return out
 
 
+def select_many(questions: Iterable[Any], spec: str | None,
+                known: Iterable[Any] | None = None) -> list[Any]:
+    """The questions of a comma-separated list of splits (``"dev,test"``), in their order;
+    all of them when one name is None / "" / "all". Each name is checked as :func:`select`
+    checks it, against ``known`` (default: ``questions``), so that a split the dataset lacks
+    is named with those it has even where ``questions`` is only a slice of it."""
+    qs = list(questions)
+    names = [n.strip() for n in (spec or "").split(",") if n.strip()]
+    if not names or any(n.lower() in ALL for n in names):
+        return qs
+    pool = qs if known is None else list(known)
+    for n in names:
+        select(pool, n)
+    want = {normalise(n) for n in names}
+    return [q for q in qs if q.split in want]
+
+
 def counts(questions: Iterable[Any]) -> dict[str, int]:
     return dict(sorted(Counter(q.split or "?" for q in questions).items()))
 
