@@ -5,6 +5,7 @@ import json
 import math
 import re
 import zlib
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -492,11 +493,8 @@ def test_known_conditions_are_the_ancestors_without_the_root():
 
 
 def _proposal_calls_per_node(tr) -> dict[str, int]:
-    per_node: dict[str, int] = {}
-    for c in tr.llm_calls.values():
-        if c["purpose"] == "propose":
-            per_node[c["node_id"]] = per_node.get(c["node_id"], 0) + 1
-    return per_node
+    return dict(Counter(c["node_id"] for c in tr.llm_calls.values()
+                        if c["purpose"] == "propose"))
 
 
 @pytest.mark.parametrize("below, per_step", [(None, 1), (0, 2), (3, 3)])

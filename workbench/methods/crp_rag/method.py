@@ -310,7 +310,7 @@ class CrpRag(Method):
         if cfg.proposals == "list":
             return [self._sample_list(ctx, q, known, sink, cands)]
         k = cfg.samples_per_sink
-        if v.id != root_id:
+        if not sink.is_root:
             k = 1 if cfg.structure == "chain" else (cfg.samples_below_root or k)
         return [self._sample(ctx, q, known, sink, s, cands if s == k - 1 else None)
                 for s in range(k)]
