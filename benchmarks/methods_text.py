@@ -65,6 +65,8 @@ NO_LOOP_STOP = {"loop_stop": 0}
 CRP_EVERY_CALL = {"span_if_stated": False}
 # CRP-RAG's proposals before samples_below_root: samples_per_sink (two) at every open step
 TWO_BELOW_ROOT = {"samples_below_root": 0}
+# CRP-RAG's answer paths before one became the default: up to three, integrated by one call
+THREE_PATHS = {"max_answer_paths": 3}
 # CogGRAG's changes of #42: the method's (one extraction call, scoring only when read) and
 # the forms of its prompts and outputs (docs/methods/coggrag.md, "fewer tokens")
 COG_OLD_METHOD = {"local_extraction": "per_node", "extract_batch": 1,
@@ -79,16 +81,23 @@ COG_NEW_FORM = {"prompt_layout": "knowledge_first", "answer_echo": False}
 OLD_VS_NEW = {
     # the defaults when CRP-RAG's cost was first measured against today's: then two sampled
     # proposals at every open step, today two at the root and one below it; today reworded
-    # proposals merge (tau_combine 0.80, was 0.90), a run's memo answers repeated greedy calls
-    # and kept prefixes serve each kind of call's instructions
+    # proposals merge (tau_combine 0.80, was 0.90), the best valid path answers alone (was up
+    # to three, integrated), a run's memo answers repeated greedy calls and kept prefixes
+    # serve each kind of call's instructions
     "crp-rag": ("crp-rag", (
         ("crp-rag [old: two samples at every step, tau_combine 0.9, span call always, no "
          "memo, one prefix, loops run on]",
-         {"proposals": "samples", **TWO_BELOW_ROOT, "tau_combine": 0.9, **CRP_EVERY_CALL},
+         {"proposals": "samples", **TWO_BELOW_ROOT, **THREE_PATHS, "tau_combine": 0.9,
+          **CRP_EVERY_CALL},
          False, {**ONE_PREFIX, **NO_LOOP_STOP}),
-        ("crp-rag [new: one sample below the root, tau_combine 0.8, stated spans read, memo, "
-         "kept prefixes, loops stopped]",
-         {"proposals": "samples", "samples_below_root": 1, "tau_combine": 0.8}, True, {}))),
+        ("crp-rag [new: one sample below the root, the best answer path, tau_combine 0.8, "
+         "stated spans read, memo, kept prefixes, loops stopped]",
+         {"proposals": "samples", "samples_below_root": 1, "max_answer_paths": 1,
+          "tau_combine": 0.8}, True, {}))),
+    # the best answer path alone against up to three integrated: today's defaults otherwise
+    "crp-rag-paths": ("crp-rag", (
+        ("crp-rag [up to three answer paths, integrated]", THREE_PATHS, True, {}),
+        ("crp-rag [the best answer path]", {"max_answer_paths": 1}, True, {}))),
     # one sampled proposal below the root alone: both sides today's defaults otherwise
     "crp-rag-below-root": ("crp-rag", (
         ("crp-rag [two samples at every step]", TWO_BELOW_ROOT, True, {}),

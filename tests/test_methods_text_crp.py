@@ -126,7 +126,7 @@ def nodes_of(tr, kind=None, state=None):
 
 
 def test_similar_proposals_merge_and_keep_all_parents():
-    tr = run(make_backend(DIAMOND, {}))
+    tr = run(make_backend(DIAMOND, {}), {"max_answer_paths": 3})
     assert tr.status == "finished", tr.errors
     assert not trace_problems(tr)
     a = next(n.id for n in tr.nodes.values() if n.text == A)
@@ -144,8 +144,9 @@ def test_similar_proposals_merge_and_keep_all_parents():
     sel = [p for p in tr.paths.values() if p["state"] == "selected"]
     assert len(sel) == 2 and all(p["nodes"][-1] == m.id for p in sel)
     assert any(e["type"] == "answers_integrated" for e in tr.log)
-    # max_answer_paths=1: the best path alone, the other unused, nothing to integrate
-    tr = run(make_backend(DIAMOND, {}), {"max_answer_paths": 1})
+    # the default max_answer_paths=1: the best path alone, the other unused, nothing to
+    # integrate
+    tr = run(make_backend(DIAMOND, {}))
     sel = [p for p in tr.paths.values() if p["state"] == "selected"]
     unused = [p for p in tr.paths.values() if p["state"] == "unused"]
     assert len(sel) == len(unused) == 1 and sel[0]["nodes"][-1] == unused[0]["nodes"][-1] == m.id
@@ -265,7 +266,8 @@ def test_paper_evaluation_prompt_has_no_sentinel_and_no_demo():
 
 
 def test_events_follow_the_spec_order():
-    tr = run(make_backend(DIAMOND, {}))
+    # two answer paths, so the order reaches the integration (the default answers with one)
+    tr = run(make_backend(DIAMOND, {}), {"max_answer_paths": 3})
     # within the merging iteration
     it1 = [e for e in tr.log if e["data"].get("iteration") == 1]
     t1 = [e["type"] for e in it1]

@@ -156,7 +156,9 @@ def _crp(plan=TCRP.DIAMOND):
 
 
 def test_crp_rag_evidence_verdict_and_step_rerun_only_downstream_calls(st):
-    rid = original(st, "crp-rag", _crp(), CRP_KW, TCRP.Q)
+    # both answer paths reasoned and integrated, so a verdict that prunes one leaves the
+    # other's calls to replay
+    rid = original(st, "crp-rag", _crp(), CRP_KW, TCRP.Q, {"max_answer_paths": 3})
     parent = st.trace(rid)
     a = next(n.id for n in parent.nodes.values() if n.text == TCRP.A)
     b = next(n.id for n in parent.nodes.values() if n.text == TCRP.B)

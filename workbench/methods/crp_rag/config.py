@@ -181,10 +181,11 @@ class CrpRagConfig(PresetConfig):
                              "calls)", choices=["llm", "fixed"], group="evaluation", paper="llm")
     max_paths_enumerated: int = knob(64, "Cap on enumerated root-to-sink paths.", min=1,
                                      max=1024, group="paths")
-    max_answer_paths: int = knob(3, "Valid paths reasoned along, best first (lowest max step "
+    max_answer_paths: int = knob(1, "Valid paths reasoned along, best first (lowest max step "
                                  "perplexity, then shortest); two or more are integrated by one "
                                  "call", min=1, max=16, group="paths",
-                                 paper="all valid paths (not capped)", evidence=_DEPARTURES)
+                                 paper="all valid paths (not capped)",
+                                 evidence="#one-answer-path-max_answer_paths")
     no_iterative_reasoning: bool = knob(False, "Ablation: one call per path with all its steps "
                                         "and their knowledge, not one call per step",
                                         group="paths", ablation=True, paper=False)
