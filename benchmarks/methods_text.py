@@ -39,6 +39,7 @@ from _paired import paired_differences  # noqa: E402
 from workbench.config import parse_sets  # noqa: E402
 from workbench.cpu_share import CONTENDED, Meter, describe  # noqa: E402
 from workbench.datasets import load_dataset  # noqa: E402
+from workbench.datasets.splits import select_many  # noqa: E402
 from workbench.llm.registry import load_backend  # noqa: E402
 from workbench import settings as settings_mod  # noqa: E402
 from workbench.eval.metrics import DEFAULT_PROFILE, exact_match, token_f1  # noqa: E402
@@ -186,9 +187,11 @@ def main() -> None:
         overrides.setdefault(meth, {})[key] = v
     ds = load_dataset(args.dataset)
     pool = ds.questions[: args.first] if args.first else ds.questions
-    splits = set(args.split.split(",")) if args.split else None
-    qs = [q for q in pool if (splits is None or q.split in splits) and q.answerable
-          and q.answers][:: max(1, args.stride)]
+    try:
+        chosen = select_many(pool, args.split, known=ds.questions)
+    except LookupError as e:
+        sys.exit(f"--split: {e}")
+    qs = [q for q in chosen if q.answerable and q.answers][:: max(1, args.stride)]
     if args.ids:
         want = args.ids.split(",")
         qs = [ds.question(i) for i in want]
@@ -469,8 +472,7 @@ def report_eval(eval_id: str, split: str | None = None) -> None:
         by_series.setdefault(it["series"], {})[it["question_id"]] = it
     shared = set.intersection(*(set(v) for v in by_series.values())) if by_series else set()
     if split:
-        splits = {p.strip() for p in split.split(",")}
-        shared &= {q.id for q in load_dataset(ev["dataset"]).questions if q.split in splits}
+        shared &= {q.id for q in select_many(load_dataset(ev["dataset"]).questions, split)}
     print(f"eval {eval_id}: model {model}, dataset {ev['dataset']}, "
           f"{len(shared)} questions every method answered"
           + (f" (split {split})" if split else ""), flush=True)

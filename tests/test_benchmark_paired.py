@@ -165,3 +165,29 @@ def test_a_side_without_the_loop_check_builds_its_runs_with_it_off(isolated_home
     # backend options stay out of the runs' Settings (the side's own backend has them)
     from workbench import settings as settings_mod
     assert methods_text.side_settings({"prefix_cache_tokens": 0}) == settings_mod.load()
+
+
+def test_a_split_the_dataset_lacks_stops_before_a_model_loads(isolated_home, monkeypatch):
+    def no_model(**_):
+        raise AssertionError("a model was loaded for questions that do not exist")
+    monkeypatch.setattr(methods_text, "load_backend", no_model)
+    monkeypatch.setattr(sys, "argv", ["methods_text.py", "--dataset", "demo", "--split",
+                                      "dev,tset"])
+    try:
+        methods_text.main()
+    except SystemExit as e:
+        msg = str(e.code)
+    else:
+        raise AssertionError("no exit")
+    assert msg.startswith("--split: no questions in split 'tset'") and "test" in msg
+
+
+def test_the_new_side_of_a_method_pair_is_todays_defaults():
+    """`--old-vs-new crp-rag` (and coggrag) report today's defaults against the first
+    measured ones: a default changed without the pair would report another setting."""
+    from workbench import config
+    from workbench.methods import get_method
+    for name in ("crp-rag", "coggrag"):
+        method, (_, new) = methods_text.OLD_VS_NEW[name]
+        cls = get_method(method).Config
+        assert config.build(cls, new[1]) == config.build(cls, {}), name
