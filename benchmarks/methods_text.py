@@ -86,8 +86,8 @@ OLD_VS_NEW = {
     # to three, integrated), a run's memo answers repeated greedy calls and kept prefixes
     # serve each kind of call's instructions
     "crp-rag": ("crp-rag", (
-        ("crp-rag [old: two samples at every step, tau_combine 0.9, span call always, no "
-         "memo, one prefix, loops run on]",
+        ("crp-rag [old: two samples at every step, up to three answer paths, tau_combine "
+         "0.9, span call always, no memo, one prefix, loops run on]",
          {"proposals": "samples", **TWO_BELOW_ROOT, **THREE_PATHS, "tau_combine": 0.9,
           **CRP_EVERY_CALL},
          False, {**ONE_PREFIX, **NO_LOOP_STOP}),
