@@ -7,6 +7,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
@@ -173,12 +175,9 @@ def test_a_split_the_dataset_lacks_stops_before_a_model_loads(isolated_home, mon
     monkeypatch.setattr(methods_text, "load_backend", no_model)
     monkeypatch.setattr(sys, "argv", ["methods_text.py", "--dataset", "demo", "--split",
                                       "dev,tset"])
-    try:
+    with pytest.raises(SystemExit) as e:
         methods_text.main()
-    except SystemExit as e:
-        msg = str(e.code)
-    else:
-        raise AssertionError("no exit")
+    msg = str(e.value.code)
     assert msg.startswith("--split: no questions in split 'tset'") and "test" in msg
 
 
